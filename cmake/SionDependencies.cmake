@@ -1,0 +1,41 @@
+# SPDX-License-Identifier: MIT
+# Finds sion's C dependencies, each from its Debian -dev package, and stops with one line naming the
+# package to install when one is missing.
+find_package(PkgConfig QUIET)
+if(NOT PKG_CONFIG_FOUND)
+  message(FATAL_ERROR "sion: missing dependency 'pkg-config': install the Debian package pkg-config")
+endif()
+
+# sion_pkg(<target> <pkg-config name> <Debian package>): an imported target sion::<target>.
+function(sion_pkg target module debian)
+  pkg_check_modules(SION_PKG_${target} QUIET IMPORTED_TARGET GLOBAL ${module})
+  if(NOT SION_PKG_${target}_FOUND)
+    message(FATAL_ERROR "sion: missing dependency '${module}': install the Debian package ${debian}")
+  endif()
+  add_library(sion::${target} ALIAS PkgConfig::SION_PKG_${target})
+endfunction()
+
+sion_pkg(uv libuv libuv1-dev)
+sion_pkg(cjson libcjson libcjson-dev)
+sion_pkg(curl libcurl libcurl4-openssl-dev)
+sion_pkg(sqlite sqlite3 libsqlite3-dev)
+sion_pkg(archive libarchive libarchive-dev)
+
+# Debian 12's mbedTLS 2.28 ships no pkg-config file: find its crypto library and headers directly.
+find_path(SION_MBEDTLS_INCLUDE mbedtls/gcm.h)
+find_library(SION_MBEDCRYPTO mbedcrypto)
+if(NOT SION_MBEDTLS_INCLUDE OR NOT SION_MBEDCRYPTO)
+  message(FATAL_ERROR "sion: missing dependency 'mbedcrypto': install the Debian package libmbedtls-dev")
+endif()
+add_library(sion_mbedcrypto INTERFACE)
+target_include_directories(sion_mbedcrypto SYSTEM INTERFACE ${SION_MBEDTLS_INCLUDE})
+target_link_libraries(sion_mbedcrypto INTERFACE ${SION_MBEDCRYPTO})
+add_library(sion::mbedcrypto ALIAS sion_mbedcrypto)
+
+if(SION_TESTS)
+  sion_pkg(gtest gtest_main libgtest-dev)
+  sion_pkg(gmock gmock libgtest-dev)
+  if(SION_BENCH)
+    sion_pkg(benchmark benchmark libbenchmark-dev)
+  endif()
+endif()

@@ -1,0 +1,26 @@
+# SPDX-License-Identifier: MIT
+# One Debian package per program (cpack -G DEB), each with its man pages and the dependencies
+# dpkg-shlibdeps finds.
+get_property(programs GLOBAL PROPERTY SION_PROGRAMS)
+set(CPACK_GENERATOR "DEB")
+set(CPACK_PACKAGE_NAME "sion")
+set(CPACK_PACKAGE_VENDOR "sion")
+set(CPACK_PACKAGE_VERSION "${PROJECT_VERSION}")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "${PROJECT_DESCRIPTION}")
+set(CPACK_PACKAGE_CONTACT "sion developers <sion@localhost>")
+set(CPACK_PACKAGING_INSTALL_PREFIX "/usr")
+set(CPACK_DEB_COMPONENT_INSTALL ON)
+set(CPACK_COMPONENTS_ALL ${programs})
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+set(CPACK_DEBIAN_PACKAGE_SECTION "utils")
+set(CPACK_DEBIAN_PACKAGE_PRIORITY "optional")
+foreach(program IN LISTS programs)
+  string(TOUPPER "${program}" upper)
+  set(CPACK_DEBIAN_${upper}_PACKAGE_NAME "${program}")
+  if(NOT program STREQUAL "sion")
+    # Every program is reached through the front door, whose package holds sion(7).
+    set(CPACK_DEBIAN_${upper}_PACKAGE_DEPENDS "sion (= ${PROJECT_VERSION})")
+  endif()
+endforeach()
+include(CPack)

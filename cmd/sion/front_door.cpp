@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: MIT
+// git's dashed commands for sion: a table of words and the programs they name.
+#include "cmd/sion/front_door.hpp"
+
+#include <limits.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <string_view>
+
+namespace sion::front_door {
+
+namespace {
+
+struct Route {
+    std::vector<std::string_view> words;   // what the user types after `sion`
+    const char* program;                   // what runs
+    std::vector<const char*> prefix;       // arguments put before the user's
+};
+
+// One row per command; a program arriving with its issue adds its row here.
+const std::vector<Route>& routes() {
+    static const std::vector<Route> table = {
+        {{"agent", "run"}, "sion-run", {}},
+        {{"agent", "mcp"}, "sion-mcp", {}},
+        {{"agent", "hooks"}, "sion-hooks", {}},
+        {{"agent", "routes"}, "sion-route", {}},
+        {{"sandbox"}, "sion-sandbox", {}},
+        {{"mcp", "mail"}, "sion-mcp", {"serve", "mail"}},
+        {{"mcp", "calendar"}, "sion-mcp", {"serve", "calendar"}},
+        {{"mcp", "documents"}, "sion-mcp", {"serve", "documents"}},
+    };
+    return table;
+}
+
+// "run|mcp|hooks|routes": the words that may follow `prefix`.
+std::string next_words(const std::vector<std::string>& prefix) {
+    std::string out;
+    for (const auto& r : routes()) {
+        if (r.words.size() <= prefix.size())
+            continue;
+        bool match = true;
+        for (size_t i = 0; i < prefix.size(); ++i)
+            match = match && r.words[i] == prefix[i];
+        std::string_view w = r.words[prefix.size()];
+        if (match && out.find(std::string(w)) == std::string::npos)
+            out += (out.empty() ? "" : "|") + std::string(w);
+    }
+    return out;
+}
+
+Error unknown(const std::vector<std::string>& given, const std::vector<std::string>& prefix) {
+    std::string usage = "usage: sion";
+    for (const auto& w : prefix)
+        usage += " " + w;
+    usage += " " + (prefix.empty() ? next_words(prefix) + "|help" : next_words(prefix));
+    usage += " [<args>...]";
+    if (given.size() == prefix.size())
+        return {Exit::usage, (prefix.empty() ? "a command is needed; " : "'" + prefix.back() +
+                                                                               "' needs a command; ") +
+                                 usage};
+    return {Exit::usage, "unknown command '" + given[prefix.size()] + "'; " + usage};
+}
+
+Dispatch help(const std::vector<std::string>& operands) {
+    if (operands.size() < 2 || operands[1] == "sion")
+        return {"help", "man", {"sion"}};
+    for (const auto& r : routes())
+        if (r.words.back() == operands[1])
+            return {"help", "man", {r.program}};
+    return {"help", "man", {"sion-" + operands[1]}};
+}
+
+bool executable(const std::string& path) { return ::access(path.c_str(), X_OK) == 0; }
+
+std::string self_dir() {
+    char buf[PATH_MAX];
+    ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+    if (n <= 0)
+        return {};
+    std::string path(buf, static_cast<size_t>(n));
+    return path.substr(0, path.rfind('/'));
+}
+
+} // namespace
+
+Result<Dispatch> route(const std::vector<std::string>& operands) {
+    if (!operands.empty() && operands[0] == "help")
+        return help(operands);
+    const Route* best = nullptr;
+    for (const auto& r : routes()) {
+        if (r.words.size() > operands.size())
+            continue;
+        bool match = true;
+        for (size_t i = 0; i < r.words.size(); ++i)
+            match = match && r.words[i] == operands[i];
+        if (match)
+            best = &r;
+    }
+    if (best == nullptr) {
+        // Say what may follow the longest prefix the user got right.
+        std::vector<std::string> prefix;
+        while (prefix.size() < operands.size()) {
+            std::vector<std::string> longer = prefix;
+            longer.push_back(operands[prefix.size()]);
+            if (next_words(longer).empty())
+                break;
+            prefix = longer;
+        }
+        return unknown(operands, prefix);
+    }
+    Dispatch d{std::string(best->words.back()), best->program, {}};
+    for (const char* p : best->prefix)
+        d.args.emplace_back(p);
+    d.args.insert(d.args.end(), operands.begin() + static_cast<long>(best->words.size()),
+                  operands.end());
+    return d;
+}
+
+Result<std::string> locate(const Dispatch& dispatch) {
+    std::vector<std::string> dirs;
+    if (const char* exec_path = std::getenv("SION_EXEC_PATH"); exec_path && *exec_path)
+        dirs.emplace_back(exec_path);
+    if (std::string self = self_dir(); !self.empty())
+        dirs.push_back(self + "/../libexec/sion");
+    if (const char* path = std::getenv("PATH")) {
+        std::string_view rest = path;
+        while (true) {
+            size_t colon = rest.find(':');
+            std::string_view dir = rest.substr(0, colon);
+            dirs.emplace_back(dir.empty() ? "." : std::string(dir));
+            if (colon == std::string_view::npos)
+                break;
+            rest.remove_prefix(colon + 1);
+        }
+    }
+    for (const auto& dir : dirs) {
+        std::string candidate = dir + "/" + dispatch.program;
+        if (executable(candidate))
+            return candidate;
+    }
+    return make_error(Exit::not_found, "'%s' is not installed: %s not found", dispatch.word.c_str(),
+                      dispatch.program.c_str());
+}
+
+Error exec(const std::string& path, const Dispatch& dispatch) {
+    std::vector<char*> argv;
+    argv.push_back(const_cast<char*>(dispatch.program.c_str()));
+    for (const auto& a : dispatch.args)
+        argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    ::execv(path.c_str(), argv.data());
+    int err = errno;
+    return sys_error(err == ENOENT ? Exit::not_found : Exit::cannot_exec, err, "cannot execute '%s'",
+                     path.c_str());
+}
+
+} // namespace sion::front_door

@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: MIT
+// The front door: which program a command line of `sion` names, and where that program is.
+#pragma once
+
+#include "lib/result.hpp"
+
+#include <string>
+#include <vector>
+
+namespace sion::front_door {
+
+// What `sion WORDS…` runs: the program and the arguments it gets.
+struct Dispatch {
+    std::string word;                 // the word that named it, for messages: "routes"
+    std::string program;              // "sion-route"
+    std::vector<std::string> args;    // what follows the program's name in its argv
+};
+
+// Maps sion's operands (after its own options) to a program: `agent run …` to sion-run, `mcp mail …`
+// to `sion-mcp serve mail …`, `help X` to `man sion-X`. An unknown or missing word is a usage error
+// whose message carries the usage line.
+[[nodiscard]] Result<Dispatch> route(const std::vector<std::string>& operands);
+
+// Where `program` is: $SION_EXEC_PATH, then <dir of this executable>/../libexec/sion, then $PATH.
+// Exit::not_found with "'WORD' is not installed: PROGRAM not found" when it is nowhere.
+[[nodiscard]] Result<std::string> locate(const Dispatch& dispatch);
+
+// Replaces this process with the program. Returns only on failure.
+[[nodiscard]] Error exec(const std::string& path, const Dispatch& dispatch);
+
+} // namespace sion::front_door

@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: MIT
+// GNU-style option parsing without getopt's global state, so subcommands can parse again.
+#include "lib/cli.hpp"
+
+#include "lib/log.hpp"
+#include "lib/version.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace sion {
+
+namespace {
+
+const OptionSpec k_help{"help", 'h', nullptr, "print this help and exit"};
+const OptionSpec k_version{"version", 0, nullptr, "print the version and exit"};
+
+const OptionSpec* find_long(const CommandSpec& spec, std::string_view name) {
+    if (name == k_help.name)
+        return &k_help;
+    if (name == k_version.name)
+        return &k_version;
+    for (const auto& o : spec.options)
+        if (name == o.name)
+            return &o;
+    return nullptr;
+}
+
+const OptionSpec* find_short(const CommandSpec& spec, char c) {
+    if (c == k_help.short_name)
+        return &k_help;
+    for (const auto& o : spec.options)
+        if (o.short_name != 0 && o.short_name == c)
+            return &o;
+    return nullptr;
+}
+
+} // namespace
+
+bool Args::has(std::string_view name) const {
+    for (const auto& [k, v] : m_given)
+        if (k == name)
+            return true;
+    return false;
+}
+
+std::optional<std::string> Args::value(std::string_view name) const {
+    std::optional<std::string> out;
+    for (const auto& [k, v] : m_given)
+        if (k == name)
+            out = v;
+    return out;
+}
+
+std::vector<std::string> Args::values(std::string_view name) const {
+    std::vector<std::string> out;
+    for (const auto& [k, v] : m_given)
+        if (k == name)
+            out.push_back(v);
+    return out;
+}
+
+Error usage_error(const std::string& what) { return {Exit::usage, what}; }
+
+Result<Args> parse_args(const CommandSpec& spec, int argc, const char* const* argv) {
+    Args args;
+    auto note = [&args](const OptionSpec* o, std::string v) {
+        if (o == &k_help)
+            args.help = true;
+        else if (o == &k_version)
+            args.version = true;
+        else
+            args.m_given.emplace_back(o->name, std::move(v));
+    };
+    int i = 1;
+    for (; i < argc; ++i) {
+        std::string_view a = argv[i];
+        if (a == "--") {
+            ++i;
+            break;
+        }
+        if (a.size() > 2 && a.substr(0, 2) == "--") {
+            std::string_view body = a.substr(2);
+            size_t eq = body.find('=');
+            std::string_view name = body.substr(0, eq);
+            const OptionSpec* o = find_long(spec, name);
+            if (o == nullptr)
+                return usage_error("unknown option '--" + std::string(name) + "'");
+            if (o->arg == nullptr) {
+                if (eq != std::string_view::npos)
+                    return usage_error("option '--" + std::string(name) + "' takes no argument");
+                note(o, {});
+            } else if (eq != std::string_view::npos) {
+                note(o, std::string(body.substr(eq + 1)));
+            } else if (i + 1 < argc) {
+                note(o, argv[++i]);
+            } else {
+                return usage_error("option '--" + std::string(name) + "' needs an argument");
+            }
+            continue;
+        }
+        if (a.size() > 1 && a[0] == '-') {
+            for (size_t j = 1; j < a.size(); ++j) {
+                const OptionSpec* o = find_short(spec, a[j]);
+                if (o == nullptr)
+                    return usage_error("unknown option '-" + std::string(1, a[j]) + "'");
+                if (o->arg == nullptr) {
+                    note(o, {});
+                    continue;
+                }
+                if (j + 1 < a.size())
+                    note(o, std::string(a.substr(j + 1)));
+                else if (i + 1 < argc)
+                    note(o, argv[++i]);
+                else
+                    return usage_error("option '-" + std::string(1, a[j]) + "' needs an argument");
+                break;
+            }
+            continue;
+        }
+        if (spec.stop_at_operand)
+            break;
+        args.m_operands.emplace_back(a);
+    }
+    for (; i < argc; ++i)
+        args.m_operands.emplace_back(argv[i]);
+    return args;
+}
+
+std::string help_text(const CommandSpec& spec) {
+    std::string out;
+    std::string_view usage = spec.usage;
+    bool first = true;
+    while (!usage.empty()) {
+        size_t nl = usage.find('\n');
+        std::string_view line = usage.substr(0, nl);
+        out += first ? "usage: " : "       ";
+        out += line;
+        out += '\n';
+        first = false;
+        usage = nl == std::string_view::npos ? std::string_view{} : usage.substr(nl + 1);
+    }
+    out += '\n';
+    out += spec.summary;
+    out += "\n\nOptions:\n";
+    std::vector<const OptionSpec*> all;
+    for (const auto& o : spec.options)
+        all.push_back(&o);
+    all.push_back(&k_help);
+    all.push_back(&k_version);
+    for (const OptionSpec* o : all) {
+        std::string left = o->short_name != 0 ? std::string("  -") + o->short_name + ", " : "      ";
+        left += "--";
+        left += o->name;
+        if (o->arg != nullptr) {
+            left += ' ';
+            left += o->arg;
+        }
+        if (left.size() < 28)
+            left.resize(28, ' ');
+        else
+            left += "  ";
+        out += left + o->help + "\n";
+    }
+    return out;
+}
+
+Args parse_args_or_exit(const CommandSpec& spec, int argc, const char* const* argv) {
+    auto parsed = parse_args(spec, argc, argv);
+    if (!parsed)
+        die(parsed.error());
+    if (parsed->help) {
+        std::fputs(help_text(spec).c_str(), stdout);
+        std::exit(finish_stdout(0)); // NOLINT(concurrency-mt-unsafe): single-threaded at start
+    }
+    if (parsed->version) {
+        std::printf("%s %s\n", program_name(), version());
+        std::exit(finish_stdout(0)); // NOLINT(concurrency-mt-unsafe): single-threaded at start
+    }
+    return std::move(*parsed);
+}
+
+} // namespace sion

@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: MIT
+// Command-line parsing shared by every program: GNU long options (--name value, --name=value), short
+// options (-x value, -xvalue, -abc), "--" ending options, --help and --version built in.
+//
+// A program describes its command once (CommandSpec); the same text is printed for --help, and a test
+// checks that the man page lists exactly the long options --help lists.
+#pragma once
+
+#include "lib/result.hpp"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sion {
+
+struct OptionSpec {
+    const char* name;            // long name without the dashes: "workspace"
+    char short_name = 0;         // 0 for none
+    const char* arg = nullptr;   // the argument's name for --help ("DIR"); nullptr for a flag
+    const char* help = "";       // one line for --help
+};
+
+struct CommandSpec {
+    const char* program;         // as in messages: "sion", "sion-sandbox exec"
+    const char* usage;           // the lines after "usage: ", separated by '\n'
+    const char* summary;         // one paragraph for --help
+    std::vector<OptionSpec> options;
+    // Stop at the first operand: what follows is another command's (front doors, subcommands).
+    bool stop_at_operand = false;
+};
+
+class Args {
+public:
+    [[nodiscard]] bool has(std::string_view name) const;
+    // The last value given for an option, if any.
+    [[nodiscard]] std::optional<std::string> value(std::string_view name) const;
+    // Every value given for a repeatable option, in order.
+    [[nodiscard]] std::vector<std::string> values(std::string_view name) const;
+    [[nodiscard]] const std::vector<std::string>& operands() const { return m_operands; }
+
+    bool help = false;
+    bool version = false;
+
+private:
+    friend Result<Args> parse_args(const CommandSpec&, int, const char* const*);
+    std::vector<std::pair<std::string, std::string>> m_given;
+    std::vector<std::string> m_operands;
+};
+
+// Parses argv[1..argc). Errors are usage errors (Exit::usage) with one line naming the bad
+// option: "unknown option '--frob'", "option '--workspace' needs an argument",
+// "option '--shell' takes no argument".
+[[nodiscard]] Result<Args> parse_args(const CommandSpec& spec, int argc, const char* const* argv);
+
+// The --help text: usage lines, summary, options.
+[[nodiscard]] std::string help_text(const CommandSpec& spec);
+
+// For mains: parses, prints --help (stdout, exit 0) or --version (stdout, exit 0) and exits, or
+// reports a usage error and exits 64; otherwise returns the arguments.
+[[nodiscard]] Args parse_args_or_exit(const CommandSpec& spec, int argc, const char* const* argv);
+
+// A usage error: "<what>" and exit 64, for checks mains make after parsing.
+[[nodiscard]] Error usage_error(const std::string& what);
+
+} // namespace sion

@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: MIT
+// File descriptor ownership and whole reads and writes.
+#include "lib/fd.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+namespace sion {
+
+Fd& Fd::operator=(Fd&& other) noexcept {
+    if (this != &other)
+        reset(other.release());
+    return *this;
+}
+
+int Fd::release() {
+    int fd = m_fd;
+    m_fd = -1;
+    return fd;
+}
+
+void Fd::reset(int fd) {
+    if (m_fd >= 0)
+        ::close(m_fd); // close(2) errors on a descriptor we own leave nothing to retry
+    m_fd = fd;
+}
+
+Result<Pipe> Pipe::make() {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0)
+        return sys_error(Exit::os, errno, "cannot create pipe");
+    return Pipe{Fd(fds[0]), Fd(fds[1])};
+}
+
+Status write_all(int fd, std::string_view data) {
+    while (!data.empty()) {
+        ssize_t n = ::write(fd, data.data(), data.size());
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return sys_error(Exit::io, errno, "write error");
+        }
+        data.remove_prefix(static_cast<size_t>(n));
+    }
+    return {};
+}
+
+Result<std::string> read_all(int fd, size_t limit) {
+    std::string out;
+    char buf[65536];
+    for (;;) {
+        ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return sys_error(Exit::io, errno, "read error");
+        }
+        if (n == 0)
+            return out;
+        if (out.size() + static_cast<size_t>(n) > limit)
+            return make_error(Exit::data, "input is longer than %zu bytes", limit);
+        out.append(buf, static_cast<size_t>(n));
+    }
+}
+
+Status set_nonblocking(int fd, bool on) {
+    int flags = ::fcntl(fd, F_GETFL);
+    if (flags < 0)
+        return sys_error(Exit::os, errno, "cannot get file status flags");
+    flags = on ? (flags | O_NONBLOCK) : (flags & ~O_NONBLOCK);
+    if (::fcntl(fd, F_SETFL, flags) < 0)
+        return sys_error(Exit::os, errno, "cannot set file status flags");
+    return {};
+}
+
+} // namespace sion

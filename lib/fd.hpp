@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: MIT
+// Fd: a move-only owner of a file descriptor; Pipe: both ends of a pipe, close-on-exec.
+#pragma once
+
+#include "lib/result.hpp"
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace sion {
+
+class Fd {
+public:
+    Fd() = default;
+    explicit Fd(int fd) : m_fd(fd) {}
+    Fd(const Fd&) = delete;
+    Fd& operator=(const Fd&) = delete;
+    Fd(Fd&& other) noexcept : m_fd(other.release()) {}
+    Fd& operator=(Fd&& other) noexcept;
+    ~Fd() { reset(); }
+
+    [[nodiscard]] int get() const { return m_fd; }
+    explicit operator bool() const { return m_fd >= 0; }
+    // Gives up ownership: the caller closes the fd.
+    [[nodiscard]] int release();
+    // Closes the fd held, if any, and holds `fd` instead.
+    void reset(int fd = -1);
+
+private:
+    int m_fd = -1;
+};
+
+struct Pipe {
+    Fd read;
+    Fd write;
+
+    // pipe2(O_CLOEXEC).
+    [[nodiscard]] static Result<Pipe> make();
+};
+
+// Writes all of `data`, retrying on EINTR and short writes. EPIPE is an error, not a signal
+// (programs ignore SIGPIPE).
+[[nodiscard]] Status write_all(int fd, std::string_view data);
+
+// Reads until end of file, at most `limit` bytes; more is an error (Exit::data).
+[[nodiscard]] Result<std::string> read_all(int fd, size_t limit);
+
+// Sets or clears O_NONBLOCK.
+[[nodiscard]] Status set_nonblocking(int fd, bool on);
+
+} // namespace sion

@@ -1,0 +1,75 @@
+# SPDX-License-Identifier: MIT
+# Shared by the end-to-end suites: where the built programs are, a private scratch directory, and
+# assertions that name what failed. Source it first thing: . "$(dirname "$0")/lib.sh"
+set -u
+: "${SION_SOURCE_DIR:?run the suites through ctest}"
+: "${SION_BIN:?run the suites through ctest}"
+export PATH="$SION_BIN:$PATH"
+export SION_EXEC_PATH="$SION_BIN"
+export LC_ALL=C.UTF-8
+
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/sion-e2e.XXXXXX")
+export HOME="$scratch/home" SION_HOME="$scratch/home/.sion"
+mkdir -p "$HOME"
+trap 'rm -rf "$scratch"' EXIT
+failures=0
+checks=0
+
+fail() {
+    printf 'FAIL: %s\n' "$*" >&2
+    failures=$((failures + 1))
+}
+
+ok() { checks=$((checks + 1)); }
+
+# expect_exit CODE CMD...: runs CMD with stdout in $scratch/out and stderr in $scratch/err, and checks
+# its exact exit status.
+expect_exit() {
+    local want=$1
+    shift
+    "$@" >"$scratch/out" 2>"$scratch/err"
+    local got=$?
+    if [ "$got" -ne "$want" ]; then
+        fail "exit $got, want $want: $*"
+        sed 's/^/  stderr: /' "$scratch/err" >&2
+        return 1
+    fi
+    ok
+}
+
+# expect_out TEXT / expect_err TEXT: the last expect_exit's stdout or stderr is exactly TEXT.
+expect_out() { expect_text "$scratch/out" stdout "$1"; }
+expect_err() { expect_text "$scratch/err" stderr "$1"; }
+
+expect_text() {
+    local file=$1 what=$2 want=$3 got
+    got=$(cat "$file")
+    if [ "$got" != "$want" ]; then
+        fail "$what differs"
+        printf '  want: %s\n  got:  %s\n' "$want" "$got" >&2
+        return 1
+    fi
+    ok
+}
+
+# expect_grep PATTERN FILE: FILE has a line matching the extended regular expression.
+expect_grep() {
+    if ! grep -qE -- "$1" "$2"; then
+        fail "no line matches '$1' in $2"
+        sed 's/^/  | /' "$2" | head -n 20 >&2
+        return 1
+    fi
+    ok
+}
+
+# skip WHY: exit 125 with the reason on stderr (CI installs what suites need, so it never skips).
+skip() {
+    printf 'SKIP: %s\n' "$*" >&2
+    exit 125
+}
+
+# done_testing: the closing line, and the status ctest sees.
+done_testing() {
+    printf '%d passed, %d failed\n' "$checks" "$failures"
+    [ "$failures" -eq 0 ]
+}
