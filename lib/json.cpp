@@ -1,0 +1,282 @@
+// SPDX-License-Identifier: MIT
+// RAII and typed access over cJSON.
+#include "lib/json.hpp"
+
+#include "lib/utf8.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+namespace sion {
+
+namespace {
+
+constexpr double k_max_safe_int = 9007199254740992.0; // 2^53
+
+Error missing(std::string_view key) {
+    return make_error(Exit::data, "member '%.*s' is missing", static_cast<int>(key.size()), key.data());
+}
+
+} // namespace
+
+bool JsonView::is_null() const { return cJSON_IsNull(m_node) != 0; }
+bool JsonView::is_bool() const { return cJSON_IsBool(m_node) != 0; }
+bool JsonView::is_number() const { return cJSON_IsNumber(m_node) != 0; }
+bool JsonView::is_string() const { return cJSON_IsString(m_node) != 0; }
+bool JsonView::is_array() const { return cJSON_IsArray(m_node) != 0; }
+bool JsonView::is_object() const { return cJSON_IsObject(m_node) != 0; }
+
+const char* JsonView::type_name() const {
+    if (m_node == nullptr)
+        return "nothing";
+    if (is_null())
+        return "null";
+    if (is_bool())
+        return "a boolean";
+    if (is_number())
+        return "a number";
+    if (is_string())
+        return "a string";
+    if (is_array())
+        return "an array";
+    return "an object";
+}
+
+JsonView JsonView::get(std::string_view key) const {
+    if (!is_object())
+        return {};
+    for (const cJSON* c = m_node->child; c != nullptr; c = c->next)
+        if (c->string != nullptr && key == c->string)
+            return JsonView(c, c->string);
+    return {};
+}
+
+JsonView JsonView::at(size_t index) const {
+    if (!is_array())
+        return {};
+    const cJSON* c = m_node->child;
+    for (; c != nullptr && index > 0; --index)
+        c = c->next;
+    return JsonView(c);
+}
+
+size_t JsonView::size() const {
+    if (!is_array() && !is_object())
+        return 0;
+    size_t n = 0;
+    for (const cJSON* c = m_node->child; c != nullptr; c = c->next)
+        ++n;
+    return n;
+}
+
+std::string_view JsonView::key() const { return m_name; }
+
+JsonView::Iterator JsonView::begin() const {
+    return Iterator(is_array() || is_object() ? m_node->child : nullptr);
+}
+
+Error JsonView::wrong(std::string_view key, const JsonView& v, const char* want) const {
+    if (!v.exists())
+        return missing(key);
+    return make_error(Exit::data, "member '%.*s' is %s, not %s", static_cast<int>(key.size()),
+                      key.data(), v.type_name(), want);
+}
+
+Result<std::string_view> JsonView::as_string() const {
+    if (!is_string())
+        return make_error(Exit::data, "%s is not a string", type_name());
+    return std::string_view(m_node->valuestring);
+}
+
+Result<double> JsonView::as_number() const {
+    if (!is_number())
+        return make_error(Exit::data, "%s is not a number", type_name());
+    return m_node->valuedouble;
+}
+
+Result<int64_t> JsonView::as_int() const {
+    if (!is_number())
+        return make_error(Exit::data, "%s is not a number", type_name());
+    double d = m_node->valuedouble;
+    if (!std::isfinite(d) || std::trunc(d) != d || std::fabs(d) > k_max_safe_int)
+        return make_error(Exit::data, "%s is not an integer", dump().c_str());
+    return static_cast<int64_t>(d);
+}
+
+Result<bool> JsonView::as_bool() const {
+    if (!is_bool())
+        return make_error(Exit::data, "%s is not a boolean", type_name());
+    return cJSON_IsTrue(m_node) != 0;
+}
+
+Result<std::string_view> JsonView::string(std::string_view key) const {
+    JsonView v = get(key);
+    if (!v.is_string())
+        return wrong(key, v, "a string");
+    return v.as_string();
+}
+
+Result<int64_t> JsonView::integer(std::string_view key) const {
+    JsonView v = get(key);
+    if (!v.is_number())
+        return wrong(key, v, "an integer");
+    auto i = v.as_int();
+    if (!i)
+        return make_error(Exit::data, "member '%.*s' is not an integer", static_cast<int>(key.size()),
+                          key.data());
+    return i;
+}
+
+Result<double> JsonView::number(std::string_view key) const {
+    JsonView v = get(key);
+    if (!v.is_number())
+        return wrong(key, v, "a number");
+    return v.as_number();
+}
+
+Result<bool> JsonView::boolean(std::string_view key) const {
+    JsonView v = get(key);
+    if (!v.is_bool())
+        return wrong(key, v, "a boolean");
+    return v.as_bool();
+}
+
+Result<JsonView> JsonView::object(std::string_view key) const {
+    JsonView v = get(key);
+    if (!v.is_object())
+        return wrong(key, v, "an object");
+    return v;
+}
+
+Result<JsonView> JsonView::array(std::string_view key) const {
+    JsonView v = get(key);
+    if (!v.is_array())
+        return wrong(key, v, "an array");
+    return v;
+}
+
+Result<std::string_view> JsonView::string_or(std::string_view key, std::string_view fallback) const {
+    JsonView v = get(key);
+    if (!v.exists() || v.is_null())
+        return fallback;
+    return string(key);
+}
+
+Result<int64_t> JsonView::integer_or(std::string_view key, int64_t fallback) const {
+    JsonView v = get(key);
+    if (!v.exists() || v.is_null())
+        return fallback;
+    return integer(key);
+}
+
+Result<bool> JsonView::boolean_or(std::string_view key, bool fallback) const {
+    JsonView v = get(key);
+    if (!v.exists() || v.is_null())
+        return fallback;
+    return boolean(key);
+}
+
+std::string JsonView::dump() const {
+    if (m_node == nullptr)
+        return {};
+    char* text = cJSON_PrintUnformatted(m_node);
+    if (text == nullptr)
+        return {};
+    std::string out(text);
+    cJSON_free(text);
+    return out;
+}
+
+Result<Json> Json::parse(std::string_view text) {
+    if (size_t bad = invalid_utf8_at(text); bad != std::string_view::npos)
+        return make_error(Exit::data, "invalid UTF-8 at byte %zu", bad);
+    const char* end = nullptr;
+    cJSON* root = cJSON_ParseWithLengthOpts(text.data(), text.size(), &end, 0);
+    if (root == nullptr) {
+        // cJSON reports where it stopped through a global; `end` is not set on failure.
+        const char* at = cJSON_GetErrorPtr();
+        size_t offset = at >= text.data() && at <= text.data() + text.size()
+                            ? static_cast<size_t>(at - text.data())
+                            : 0;
+        return make_error(Exit::data, "invalid JSON at byte %zu", offset);
+    }
+    Json doc(root);
+    size_t used = static_cast<size_t>(end - text.data());
+    while (used < text.size() && (text[used] == ' ' || text[used] == '\t' || text[used] == '\r' ||
+                                  text[used] == '\n'))
+        ++used;
+    if (used != text.size())
+        return make_error(Exit::data, "invalid JSON at byte %zu: text after the value", used);
+    return doc;
+}
+
+Json Json::object() { return Json(cJSON_CreateObject()); }
+Json Json::array() { return Json(cJSON_CreateArray()); }
+Json Json::null() { return Json(cJSON_CreateNull()); }
+Json Json::string(std::string_view s) { return Json(cJSON_CreateString(std::string(s).c_str())); }
+Json Json::number(double d) { return Json(cJSON_CreateNumber(d)); }
+Json Json::integer(int64_t i) { return Json(cJSON_CreateNumber(static_cast<double>(i))); }
+Json Json::boolean(bool b) { return Json(cJSON_CreateBool(b ? 1 : 0)); }
+
+Json Json::copy_of(JsonView v) {
+    return v.exists() ? Json(cJSON_Duplicate(v.raw(), 1)) : Json();
+}
+
+Json& Json::set(std::string_view key, Json value) {
+    if (!m_root)
+        m_root.reset(cJSON_CreateObject());
+    if (!cJSON_IsObject(m_root.get()) || !value.m_root)
+        return *this;
+    std::string k(key);
+    cJSON* item = value.m_root.release();
+    if (cJSON_GetObjectItemCaseSensitive(m_root.get(), k.c_str()) != nullptr)
+        cJSON_ReplaceItemInObjectCaseSensitive(m_root.get(), k.c_str(), item);
+    else
+        cJSON_AddItemToObject(m_root.get(), k.c_str(), item);
+    return *this;
+}
+
+Json& Json::push(Json value) {
+    if (!m_root)
+        m_root.reset(cJSON_CreateArray());
+    if (cJSON_IsArray(m_root.get()) && value.m_root)
+        cJSON_AddItemToArray(m_root.get(), value.m_root.release());
+    return *this;
+}
+
+Json Json::take(std::string_view key) {
+    if (!cJSON_IsObject(m_root.get()))
+        return {};
+    return Json(cJSON_DetachItemFromObjectCaseSensitive(m_root.get(), std::string(key).c_str()));
+}
+
+void append_json_string(std::string& out, std::string_view s) {
+    static const char k_hex[] = "0123456789abcdef";
+    out.reserve(out.size() + s.size() + 2);
+    out += '"';
+    size_t run = 0; // start of the stretch that needs no escaping
+    for (size_t i = 0; i < s.size(); ++i) {
+        auto c = static_cast<unsigned char>(s[i]);
+        if (c >= 0x20 && c != '"' && c != '\\')
+            continue;
+        out.append(s.data() + run, i - run);
+        run = i + 1;
+        switch (c) {
+        case '"': out += "\\\""; break;
+        case '\\': out += "\\\\"; break;
+        case '\n': out += "\\n"; break;
+        case '\r': out += "\\r"; break;
+        case '\t': out += "\\t"; break;
+        case '\b': out += "\\b"; break;
+        case '\f': out += "\\f"; break;
+        default:
+            out += "\\u00";
+            out += k_hex[c >> 4];
+            out += k_hex[c & 0xF];
+        }
+    }
+    out.append(s.data() + run, s.size() - run);
+    out += '"';
+}
+
+} // namespace sion

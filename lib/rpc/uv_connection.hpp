@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: MIT
+// UvConnection: the pipes protocol on a libuv loop, both directions, many requests in flight each
+// way. Long-lived programs (sion-sandbox serve, sion-mcp serve) answer on it, and sion-run calls
+// them through it.
+//
+// Threads: everything happens on the loop's thread. Lifetime: the libuv handles are freed in their
+// close callbacks, which run on the loop after close(); the loop must run until they have.
+#pragma once
+
+#include "lib/result.hpp"
+#include "lib/rpc/connection.hpp"
+
+#include <uv.h>
+
+#include <functional>
+#include <memory>
+
+namespace sion::rpc {
+
+// Answers one request; call it once, now or later. After the connection closed it does nothing.
+using Responder = std::function<void(const Reply&)>;
+
+struct UvHandlers {
+    std::map<std::string, std::function<void(Message, Responder)>, std::less<>> requests;
+    std::map<std::string, std::function<void(Message)>, std::less<>> notifications;
+    // Input ended: an ok Status at the end of a line, an error when the peer closed mid-line or
+    // reading or writing failed. Called once; calls still waiting for answers have been failed.
+    std::function<void(Status)> on_end;
+};
+
+class UvConnection {
+public:
+    // Reads messages from in_fd and writes to out_fd, which must be different descriptors (dup a
+    // socket first); each may be a pipe, a socket, a terminal or a regular file. Does not take
+    // ownership of the fds' lifetime beyond closing them with the handles.
+    [[nodiscard]] static Result<std::unique_ptr<UvConnection>>
+    open(uv_loop_t* loop, int in_fd, int out_fd, UvHandlers handlers,
+         size_t max_line = k_default_max_line);
+
+    UvConnection(const UvConnection&) = delete;
+    UvConnection& operator=(const UvConnection&) = delete;
+    UvConnection(UvConnection&&) = delete;
+    UvConnection& operator=(UvConnection&&) = delete;
+    // Closes, as close() does.
+    ~UvConnection();
+
+    // Sends a request; `done` gets its answer (a response or an error message), or an Error
+    // (Exit::unavailable) if the connection ends first.
+    void call(std::string_view method, JsonView params, std::function<void(Result<Message>)> done);
+    void notify(std::string_view method, JsonView params = {});
+    // Flushes what was written, then closes both handles. Calls still waiting are failed.
+    void close();
+
+    struct Impl;
+
+private:
+    explicit UvConnection(std::shared_ptr<Impl> impl) : m_impl(std::move(impl)) {}
+    std::shared_ptr<Impl> m_impl;
+};
+
+} // namespace sion::rpc

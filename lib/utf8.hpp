@@ -1,0 +1,14 @@
+// SPDX-License-Identifier: MIT
+// UTF-8 validation: the pipes carry UTF-8 only, and cJSON passes any bytes through.
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+
+namespace sion {
+
+// The offset of the first byte that is not part of well-formed UTF-8 (RFC 3629: no overlongs, no
+// surrogates, nothing above U+10FFFF), or npos when all of `text` is.
+[[nodiscard]] size_t invalid_utf8_at(std::string_view text);
+
+} // namespace sion

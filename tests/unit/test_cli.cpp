@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: MIT
+// Option parsing shared by every program: GNU long and short options, operands, usage errors.
+#include "lib/cli.hpp"
+
+#include <gtest/gtest.h>
+
+namespace sion {
+namespace {
+
+const CommandSpec k_spec{
+    "prog",
+    "prog [options] FILE...",
+    "Does a thing.",
+    {
+        {"workspace", 'w', "DIR", "the workspace"},
+        {"shell", 0, nullptr, "give a shell"},
+        {"sandbox-read", 0, "DIR", "readable directory (repeatable)"},
+        {"verbose", 'v', nullptr, "say more"},
+    },
+};
+
+Result<Args> parse(std::vector<const char*> argv, const CommandSpec& spec = k_spec) {
+    argv.insert(argv.begin(), "prog");
+    return parse_args(spec, static_cast<int>(argv.size()), argv.data());
+}
+
+TEST(Cli, LongOptionsWithSeparateAndAttachedValues) {
+    auto a = parse({"--workspace", "w1", "--workspace=w2", "--shell", "file"});
+    ASSERT_TRUE(a) << a.error().message();
+    EXPECT_EQ(a->value("workspace"), "w2");
+    EXPECT_EQ(a->values("workspace"), (std::vector<std::string>{"w1", "w2"}));
+    EXPECT_TRUE(a->has("shell"));
+    EXPECT_FALSE(a->has("verbose"));
+    EXPECT_EQ(a->operands(), std::vector<std::string>{"file"});
+}
+
+TEST(Cli, ShortOptionsBundledAndAttached) {
+    auto a = parse({"-vwdir", "-v", "-w", "d2"});
+    ASSERT_TRUE(a) << a.error().message();
+    EXPECT_EQ(a->values("workspace"), (std::vector<std::string>{"dir", "d2"}));
+    EXPECT_EQ(a->values("verbose").size(), 2U);
+}
+
+TEST(Cli, EmptyValueIsAValue) {
+    auto a = parse({"--workspace=", "--sandbox-read", ""});
+    ASSERT_TRUE(a);
+    EXPECT_EQ(a->value("workspace"), "");
+    EXPECT_EQ(a->value("sandbox-read"), "");
+}
+
+TEST(Cli, OperandsAnywhereAndAfterDoubleDash) {
+    auto a = parse({"one", "--shell", "two", "--", "--workspace", "-v", "-"});
+    ASSERT_TRUE(a);
+    EXPECT_EQ(a->operands(), (std::vector<std::string>{"one", "two", "--workspace", "-v", "-"}));
+    EXPECT_FALSE(a->has("workspace"));
+}
+
+TEST(Cli, StopAtOperandLeavesTheRestToTheSubcommand) {
+    CommandSpec spec = k_spec;
+    spec.stop_at_operand = true;
+    auto a = parse({"-v", "exec", "--workspace", "x", "--unknown"}, spec);
+    ASSERT_TRUE(a) << a.error().message();
+    EXPECT_TRUE(a->has("verbose"));
+    EXPECT_EQ(a->operands(), (std::vector<std::string>{"exec", "--workspace", "x", "--unknown"}));
+}
+
+TEST(Cli, UsageErrorsNameTheOptionAndExit64) {
+    struct Case {
+        std::vector<const char*> argv;
+        const char* message;
+    };
+    const Case cases[] = {
+        {{"--frob"}, "unknown option '--frob'"},
+        {{"--frob=1"}, "unknown option '--frob'"},
+        {{"-x"}, "unknown option '-x'"},
+        {{"-vx"}, "unknown option '-x'"},
+        {{"--workspace"}, "option '--workspace' needs an argument"},
+        {{"-w"}, "option '-w' needs an argument"},
+        {{"--shell=yes"}, "option '--shell' takes no argument"},
+        {{"--work"}, "unknown option '--work'"}, // no abbreviations: they break when options are added
+    };
+    for (const auto& c : cases) {
+        auto a = parse(c.argv);
+        ASSERT_FALSE(a) << c.message;
+        EXPECT_EQ(a.error().exit(), Exit::usage);
+        EXPECT_EQ(a.error().message(), c.message);
+    }
+}
+
+TEST(Cli, HelpAndVersionAreBuiltIn) {
+    auto a = parse({"--help", "-h", "--version"});
+    ASSERT_TRUE(a);
+    EXPECT_TRUE(a->help);
+    EXPECT_TRUE(a->version);
+}
+
+TEST(Cli, HelpTextListsEveryOption) {
+    std::string help = help_text(k_spec);
+    EXPECT_EQ(help.rfind("usage: prog [options] FILE...\n", 0), 0U) << help;
+    for (const char* opt : {"  -w, --workspace DIR", "      --shell", "      --sandbox-read DIR",
+                            "  -v, --verbose", "  -h, --help", "      --version"})
+        EXPECT_NE(help.find(opt), std::string::npos) << opt << "\n" << help;
+}
+
+} // namespace
+} // namespace sion
