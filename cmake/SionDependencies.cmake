@@ -1,16 +1,22 @@
 # SPDX-License-Identifier: MIT
 # Finds sion's C dependencies, each from its Debian -dev package, and stops with one line naming the
 # package to install when one is missing.
+# sion_missing(<what> <Debian package>): the one line a user needs, alone on stderr, then stop.
+macro(sion_missing what debian)
+  message(NOTICE "sion: missing dependency '${what}': install the Debian package ${debian}")
+  message(FATAL_ERROR "configuration stopped: a dependency is missing (see the line above)")
+endmacro()
+
 find_package(PkgConfig QUIET)
 if(NOT PKG_CONFIG_FOUND)
-  message(FATAL_ERROR "sion: missing dependency 'pkg-config': install the Debian package pkg-config")
+  sion_missing(pkg-config pkg-config)
 endif()
 
 # sion_pkg(<target> <pkg-config name> <Debian package>): an imported target sion::<target>.
 function(sion_pkg target module debian)
   pkg_check_modules(SION_PKG_${target} QUIET IMPORTED_TARGET GLOBAL ${module})
   if(NOT SION_PKG_${target}_FOUND)
-    message(FATAL_ERROR "sion: missing dependency '${module}': install the Debian package ${debian}")
+    sion_missing(${module} ${debian})
   endif()
   add_library(sion::${target} ALIAS PkgConfig::SION_PKG_${target})
 endfunction()
@@ -25,7 +31,7 @@ sion_pkg(archive libarchive libarchive-dev)
 find_path(SION_MBEDTLS_INCLUDE mbedtls/gcm.h)
 find_library(SION_MBEDCRYPTO mbedcrypto)
 if(NOT SION_MBEDTLS_INCLUDE OR NOT SION_MBEDCRYPTO)
-  message(FATAL_ERROR "sion: missing dependency 'mbedcrypto': install the Debian package libmbedtls-dev")
+  sion_missing(mbedcrypto libmbedtls-dev)
 endif()
 add_library(sion_mbedcrypto INTERFACE)
 target_include_directories(sion_mbedcrypto SYSTEM INTERFACE ${SION_MBEDTLS_INCLUDE})
