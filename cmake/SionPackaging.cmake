@@ -2,6 +2,9 @@
 # One Debian package per program (cpack -G DEB), each with its man pages and the dependencies
 # dpkg-shlibdeps finds.
 get_property(programs GLOBAL PROPERTY SION_PROGRAMS)
+# The programs the build makes, one a line, for the suites that check each one's man page and package.
+list(JOIN programs "\n" program_lines)
+file(CONFIGURE OUTPUT "${PROJECT_BINARY_DIR}/sion-programs.txt" CONTENT "${program_lines}\n" @ONLY)
 set(CPACK_GENERATOR "DEB")
 set(CPACK_PACKAGE_NAME "sion")
 set(CPACK_PACKAGE_VENDOR "sion")
@@ -13,6 +16,7 @@ set(CPACK_DEB_COMPONENT_INSTALL ON)
 set(CPACK_COMPONENTS_ALL ${programs})
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+set(CPACK_STRIP_FILES ON)
 set(CPACK_DEBIAN_PACKAGE_SECTION "utils")
 set(CPACK_DEBIAN_PACKAGE_PRIORITY "optional")
 foreach(program IN LISTS programs)

@@ -1,0 +1,329 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""Checks schemas/, the message fixtures in tests/fixtures/ and the pipe sessions in examples/ against
+each other (schemas/README.md).
+
+Every schema must be a valid JSON Schema 2020-12 named for what it describes; every line of a valid
+fixture (and of examples/pipes-*.jsonl) must pass the envelope and its method's schema; every line of an invalid fixture must fail;
+every method schema must be exercised by a fixture. Prints one line per failure on stdout, as
+"path:line: what is wrong", and exits 1 if there was any, 0 if none.
+
+Run with Debian's /usr/bin/python3, which has python3-jsonschema (4.10 or newer).
+"""
+
+import argparse
+import json
+import os
+import re
+import sys
+import warnings
+
+PROG = "validate_fixtures.py"
+DRAFT = "https://json-schema.org/draft/2020-12/schema"
+ENVELOPE = "envelope.schema.json"
+# <noun>.<verb>[.<more>].params.json or .result.json: a method's name with each '/' made a '.'.
+METHOD_SCHEMA = re.compile(r"^([A-Za-z][A-Za-z0-9_]*(?:\.[A-Za-z][A-Za-z0-9_]*)+)\.(params|result)\.json$")
+METHOD_FIXTURE = re.compile(r"^([A-Za-z][A-Za-z0-9_]*(?:\.[A-Za-z][A-Za-z0-9_]*)+)\.jsonl$")
+
+try:
+    import jsonschema
+    from jsonschema.exceptions import RefResolutionError, best_match
+except ImportError:
+    print(f"{PROG}: cannot import 'jsonschema': install the Debian package python3-jsonschema",
+          file=sys.stderr)
+    sys.exit(69)
+
+warnings.simplefilter("ignore", DeprecationWarning)  # RefResolver, deprecated in jsonschema 4.18
+
+
+class Checker:
+    def __init__(self, root, schemas_dir, fixtures_dir, examples_dir=None):
+        self.root = root
+        self.schemas_dir = schemas_dir
+        self.fixtures_dir = fixtures_dir
+        self.examples_dir = examples_dir
+        self.failures = 0
+        self.schemas = {}     # file name -> parsed schema, for the valid ones
+        self.exercised = set()  # schema file names some valid fixture line was checked against
+        self.validators = {}    # (schema, its document) -> validator, by identity
+
+    def show(self, path):
+        rel = os.path.relpath(path, self.root)
+        return path if rel.startswith("..") else rel
+
+    def fail(self, where, what):
+        self.failures += 1
+        print(f"{where}: {what}")
+
+    # --- schemas -----------------------------------------------------------------------------
+
+    def load_schemas(self):
+        names = sorted(n for n in os.listdir(self.schemas_dir) if n.endswith(".json"))
+        raw = {}
+        for name in names:
+            path = os.path.join(self.schemas_dir, name)
+            where = self.show(path)
+            if name != ENVELOPE and not METHOD_SCHEMA.match(name):
+                self.fail(where, "not a schema's name: want envelope.schema.json, "
+                                 "<noun>.<verb>.params.json or <noun>.<verb>.result.json")
+                continue
+            try:
+                with open(path, encoding="utf-8") as f:
+                    schema = json.load(f, parse_constant=reject_constant)
+            except (ValueError, UnicodeDecodeError) as e:
+                self.fail(where, f"not JSON: {e}")
+                continue
+            if not isinstance(schema, dict):
+                self.fail(where, "not a schema: the document is not an object")
+                continue
+            if schema.get("$schema") != DRAFT:
+                self.fail(where, f"$schema is not {DRAFT}")
+                continue
+            if schema.get("$id") != name:
+                self.fail(where, f"$id is not '{name}'")
+                continue
+            try:
+                jsonschema.Draft202012Validator.check_schema(schema)
+            except jsonschema.SchemaError as e:
+                self.fail(where, f"not a valid 2020-12 schema: {e.message} at {json_path(e.path)}")
+                continue
+            raw[name] = schema
+        for name, schema in raw.items():
+            resolver = self.resolver(schema, raw)
+            bad = False
+            for ref in refs(schema):
+                try:
+                    resolver.resolve(ref)
+                except RefResolutionError as e:
+                    self.fail(self.show(os.path.join(self.schemas_dir, name)),
+                              f"cannot resolve $ref '{ref}': {e}")
+                    bad = True
+            if not bad:
+                self.schemas[name] = schema
+        if ENVELOPE not in self.schemas and ENVELOPE not in names:
+            self.fail(self.show(self.schemas_dir), f"{ENVELOPE} is missing")
+
+    @staticmethod
+    def resolver(schema, store):
+        # Schemas name each other by file name ($id); nothing is ever fetched.
+        def refuse(uri):
+            raise RefResolutionError(f"'{uri}' is not a schema in schemas/")
+        return jsonschema.RefResolver.from_schema(
+            schema, store=dict(store), handlers={s: refuse for s in ("", "file", "http", "https")})
+
+    def errors(self, schema_name, instance):
+        """None if instance is valid against the schema, else the best error's message."""
+        schema = self.schemas[schema_name]
+        why = self.first_error(schema, schema, instance)
+        if why is None or schema_name != ENVELOPE or not isinstance(instance, dict):
+            return why
+        # "not valid under any of the given schemas" says little: say what is wrong with the kind
+        # of message its members make it.
+        kind = ("request" if "method" in instance and "id" in instance else
+                "notification" if "method" in instance else
+                "success_response" if "result" in instance else
+                "error_response" if "error" in instance else None)
+        if kind is None:
+            return "has none of 'method', 'result' and 'error'"
+        sub = schema.get("$defs", {}).get(kind)
+        if sub is None:
+            return why
+        name = kind.replace("_", " ")
+        article = "an" if name[0] in "aeiou" else "a"
+        forbidden = [r for branch in sub.get("not", {}).get("anyOf", []) for r in branch.get("required", [])]
+        extra = [m for m in forbidden if m in instance]
+        if extra:
+            return f"as {article} {name}, it may not have " + " or ".join(f"'{m}'" for m in extra)
+        return f"as {article} {name}: " + (self.first_error(sub, schema, instance) or why)
+
+    def first_error(self, schema, document, instance):
+        key = (id(schema), id(document))
+        validator = self.validators.get(key)
+        if validator is None:
+            validator = jsonschema.Draft202012Validator(schema, resolver=self.resolver(document, self.schemas))
+            self.validators[key] = validator
+        error = best_match(validator.iter_errors(instance))
+        if error is None:
+            return None
+        return f"{error.message} at {json_path(error.absolute_path)}"
+
+    # --- fixtures ----------------------------------------------------------------------------
+
+    def lines(self, path):
+        """(where, message) for each line of a fixture file that is a JSON value; reports the rest."""
+        with open(path, "rb") as f:
+            data = f.read()
+        if not data:
+            self.fail(self.show(path), "empty file")
+            return
+        rows = data.split(b"\n")
+        if rows[-1]:
+            self.fail(self.show(path), "the last line has no newline")
+        else:
+            rows.pop()
+        for number, line in enumerate(rows, start=1):
+            where = f"{self.show(path)}:{number}"
+            if not line.strip():
+                self.fail(where, "blank line")
+                continue
+            try:
+                message = json.loads(line.decode("utf-8"), parse_constant=reject_constant)
+            except UnicodeDecodeError as e:
+                self.fail(where, f"not UTF-8: {e}")
+                continue
+            except ValueError as e:
+                self.fail(where, f"not JSON: {e}")
+                continue
+            yield where, message
+
+    def jsonl_files(self, sub):
+        d = os.path.join(self.fixtures_dir, sub)
+        if not os.path.isdir(d):
+            return []
+        out = []
+        for name in sorted(os.listdir(d)):
+            path = os.path.join(d, name)
+            if name.endswith(".jsonl"):
+                out.append(path)
+            else:
+                self.fail(self.show(path), "not a fixture: want <name>.jsonl")
+        return out
+
+    def check_envelope_fixtures(self):
+        if ENVELOPE not in self.schemas:
+            return
+        files = self.jsonl_files("envelope")
+        if not files:
+            self.fail(self.show(os.path.join(self.fixtures_dir, "envelope")), "no valid envelope fixtures")
+        if self.examples_dir and os.path.isdir(self.examples_dir):
+            files += [os.path.join(self.examples_dir, n) for n in sorted(os.listdir(self.examples_dir))
+                      if n.startswith("pipes-") and n.endswith(".jsonl")]
+        for path in files:
+            for where, message in self.lines(path):
+                why = self.errors(ENVELOPE, message)
+                if why is not None:
+                    self.fail(where, f"{ENVELOPE}: {why}")
+                    continue
+                self.exercised.add(ENVELOPE)
+                # A call of a method that has a schema is checked against it wherever it appears.
+                if "method" in message:
+                    stem = message["method"].replace("/", ".")
+                    self.check_part(where, f"{stem}.params.json", message.get("params", {}))
+        for path in self.jsonl_files("envelope-invalid"):
+            for where, message in self.lines(path):
+                if self.errors(ENVELOPE, message) is None:
+                    self.fail(where, f"valid against {ENVELOPE}, but it must fail")
+
+    def check_part(self, where, schema_name, value, must_exist=False):
+        """Checks params or a result against its method's schema; True if it passed."""
+        if schema_name not in self.schemas:
+            if must_exist:
+                self.fail(where, f"schemas/{schema_name} is missing")
+            return must_exist is False
+        why = self.errors(schema_name, value)
+        if why is not None:
+            self.fail(where, f"{schema_name}: {why}")
+            return False
+        self.exercised.add(schema_name)
+        return True
+
+    def method_lines(self, path):
+        """(where, message, part schema name, value) for each line of methods[-invalid]/<M>.jsonl."""
+        stem_match = METHOD_FIXTURE.match(os.path.basename(path))
+        if not stem_match:
+            self.fail(self.show(path), "not a method's fixture: want <noun>.<verb>.jsonl")
+            return
+        stem = stem_match.group(1)
+        for where, message in self.lines(path):
+            if ENVELOPE in self.schemas:
+                why = self.errors(ENVELOPE, message)
+                if why is not None:
+                    self.fail(where, f"{ENVELOPE}: {why}")
+                    continue
+            elif not isinstance(message, dict):
+                self.fail(where, "not an object")
+                continue
+            if "method" in message:
+                if str(message["method"]).replace("/", ".") != stem:
+                    self.fail(where, f"method '{message['method']}' in the fixture of "
+                                     f"'{stem.replace('.', '/')}'")
+                    continue
+                if "id" in message and f"{stem}.result.json" not in self.schemas:
+                    self.fail(where, f"a request, but schemas/{stem}.result.json is missing")
+                yield where, message, f"{stem}.params.json", message.get("params", {})
+            elif "result" in message:
+                yield where, message, f"{stem}.result.json", message["result"]
+            else:
+                yield where, message, None, None
+
+    def check_method_fixtures(self):
+        for path in self.jsonl_files("methods"):
+            for where, _message, part, value in self.method_lines(path):
+                if part is not None:
+                    self.check_part(where, part, value, must_exist=True)
+        for path in self.jsonl_files("methods-invalid"):
+            for where, _message, part, value in self.method_lines(path):
+                if part is None:
+                    self.fail(where, "an error response, which no method's schema checks")
+                elif part not in self.schemas:
+                    self.fail(where, f"schemas/{part} is missing")
+                elif self.errors(part, value) is None:
+                    self.fail(where, f"valid against {part}, but it must fail")
+
+    def check_coverage(self):
+        for name in sorted(self.schemas):
+            if name not in self.exercised:
+                stem = METHOD_SCHEMA.match(name)
+                fixture = f"methods/{stem.group(1)}.jsonl" if stem else "envelope/"
+                self.fail(self.show(os.path.join(self.schemas_dir, name)),
+                          f"no valid fixture in {self.show(os.path.join(self.fixtures_dir, fixture))}")
+
+
+def reject_constant(name):
+    raise ValueError(f"{name} is not JSON")
+
+
+def refs(node):
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "$ref" and isinstance(value, str):
+                yield value
+            else:
+                yield from refs(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from refs(value)
+
+
+def json_path(path):
+    out = "$"
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return out
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    root = os.path.dirname(here)
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
+    parser.add_argument("--schemas", default=os.path.join(root, "schemas"), help="the schemas directory")
+    parser.add_argument("--fixtures", default=os.path.join(here, "fixtures"), help="the fixtures directory")
+    parser.add_argument("--examples", default=os.path.join(root, "examples"),
+                        help="the examples directory, whose pipes-*.jsonl are checked as valid messages")
+    args = parser.parse_args()
+    for d in (args.schemas, args.fixtures):
+        if not os.path.isdir(d):
+            print(f"{PROG}: cannot read directory '{d}': No such file or directory", file=sys.stderr)
+            return 66
+    checker = Checker(os.getcwd(), os.path.abspath(args.schemas), os.path.abspath(args.fixtures),
+                      os.path.abspath(args.examples))
+    checker.load_schemas()
+    checker.check_envelope_fixtures()
+    checker.check_method_fixtures()
+    checker.check_coverage()
+    sys.stdout.flush()
+    return 1 if checker.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
