@@ -1,0 +1,427 @@
+// SPDX-License-Identifier: MIT
+// HTTP requests over libcurl: safe options on every transfer, callbacks that never throw.
+#include "lib/http.hpp"
+
+#include <curl/curl.h>
+
+#include <charconv>
+#include <mutex>
+
+namespace sion {
+
+namespace {
+
+// A response's header lines, all told, may be no longer than this.
+constexpr size_t k_max_header_bytes = size_t{256} << 10;
+
+char lower(char c) {
+    return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+}
+
+bool iequals(std::string_view a, std::string_view b) {
+    if (a.size() != b.size())
+        return false;
+    for (size_t i = 0; i < a.size(); ++i)
+        if (lower(a[i]) != lower(b[i]))
+            return false;
+    return true;
+}
+
+std::string_view trim(std::string_view s) {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
+        s.remove_prefix(1);
+    while (!s.empty()
+           && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n'))
+        s.remove_suffix(1);
+    return s;
+}
+
+// curl_global_init is not thread-safe and must run before any other curl call; it is the only
+// global state here and is never undone (curl_global_cleanup at exit would race other threads).
+Status global_init() {
+    static std::once_flag once;
+    static CURLcode result = CURLE_OK;
+    std::call_once(once, [] { result = curl_global_init(CURL_GLOBAL_DEFAULT); });
+    if (result != CURLE_OK)
+        return make_error(Exit::software, "cannot initialise libcurl: %s",
+                          curl_easy_strerror(result));
+    return {};
+}
+
+} // namespace
+
+void HttpHeaders::add(std::string name, std::string value) {
+    m_entries.emplace_back(std::move(name), std::move(value));
+}
+
+std::optional<std::string_view> HttpHeaders::get(std::string_view name) const {
+    for (const auto& [n, v] : m_entries)
+        if (iequals(n, name))
+            return std::string_view(v);
+    return std::nullopt;
+}
+
+std::vector<std::string_view> HttpHeaders::get_all(std::string_view name) const {
+    std::vector<std::string_view> out;
+    for (const auto& [n, v] : m_entries)
+        if (iequals(n, name))
+            out.emplace_back(v);
+    return out;
+}
+
+std::string redact_url(std::string_view url) {
+    url = url.substr(0, url.find_first_of("?#"));
+    size_t scheme = url.find("://");
+    if (scheme == std::string_view::npos)
+        return std::string(url);
+    size_t host = scheme + 3;
+    size_t path = url.find('/', host);
+    size_t at = url.substr(0, path).rfind('@');
+    if (at == std::string_view::npos || at < host)
+        return std::string(url);
+    return std::string(url.substr(0, host)) + std::string(url.substr(at + 1));
+}
+
+Result<CurlEasy> CurlEasy::make() {
+    SION_CHECK(global_init());
+    CURL* handle = curl_easy_init();
+    if (handle == nullptr)
+        return make_error(Exit::software, "cannot create a curl handle: out of memory");
+    return CurlEasy(handle);
+}
+
+CurlEasy& CurlEasy::operator=(CurlEasy&& other) noexcept {
+    if (this != &other) {
+        if (m_handle != nullptr)
+            curl_easy_cleanup(m_handle);
+        m_handle = std::exchange(other.m_handle, nullptr);
+    }
+    return *this;
+}
+
+CurlEasy::~CurlEasy() {
+    if (m_handle != nullptr)
+        curl_easy_cleanup(m_handle);
+}
+
+namespace {
+
+// A curl_slist, freed with it.
+class HeaderList {
+public:
+    HeaderList() = default;
+    HeaderList(const HeaderList&) = delete;
+    HeaderList& operator=(const HeaderList&) = delete;
+
+    HeaderList(HeaderList&& other) noexcept : m_list(std::exchange(other.m_list, nullptr)) {}
+
+    HeaderList& operator=(HeaderList&&) = delete;
+
+    ~HeaderList() { curl_slist_free_all(m_list); }
+
+    [[nodiscard]] Status append(const std::string& line) {
+        curl_slist* grown = curl_slist_append(m_list, line.c_str());
+        if (grown == nullptr)
+            return make_error(Exit::software, "cannot add header: out of memory");
+        m_list = grown;
+        return {};
+    }
+
+    [[nodiscard]] curl_slist* get() const { return m_list; }
+
+private:
+    curl_slist* m_list = nullptr;
+};
+
+bool is_token(std::string_view s) {
+    if (s.empty())
+        return false;
+    for (char c : s) {
+        bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+        if (!alnum && std::string_view("!#$%&'*+-.^_`|~").find(c) == std::string_view::npos)
+            return false;
+    }
+    return true;
+}
+
+bool sends_body(const HttpRequest& request) {
+    const std::string& m = request.method;
+    return !request.body.empty() || m == "POST" || m == "PUT" || m == "PATCH";
+}
+
+Result<HeaderList> build_headers(const HttpRequest& request) {
+    HeaderList list;
+    for (const auto& [name, value] : request.headers.entries()) {
+        if (!is_token(name))
+            return make_error(Exit::data, "bad header name '%s'", name.c_str());
+        if (value.find_first_of(std::string_view("\r\n\0", 3)) != std::string::npos)
+            return make_error(Exit::data, "bad value of header '%s': it holds a line break or NUL",
+                              name.c_str());
+        // "Name:" would tell curl to drop the header; "Name;" sends it empty.
+        std::string line = name;
+        line += value.empty() ? ";" : ": ";
+        line += value;
+        SION_CHECK(list.append(line));
+    }
+    // curl would label a body as a form and hold big ones back for a 100-continue.
+    if (sends_body(request) && !request.headers.has("Content-Type"))
+        SION_CHECK(list.append("Content-Type:"));
+    if (!request.headers.has("Expect"))
+        SION_CHECK(list.append("Expect:"));
+    return list;
+}
+
+enum class Failure { none, body_too_large, headers_too_large, stopped, threw };
+
+// What one transfer's callbacks share with send().
+struct Transfer {
+    const HttpRequest& request;
+    HttpResponse response;
+    size_t header_bytes = 0;
+    size_t body_bytes = 0;
+    bool head_done = false;
+    Failure failure = Failure::none;
+
+    bool header_line(std::string_view line);
+    bool body_chunk(std::string_view chunk);
+};
+
+bool Transfer::header_line(std::string_view line) {
+    header_bytes += line.size();
+    if (header_bytes > k_max_header_bytes) {
+        failure = Failure::headers_too_large;
+        return false;
+    }
+    // Trailers, and obsolete folded continuation lines, are not kept.
+    if (head_done || line.starts_with(' ') || line.starts_with('\t'))
+        return true;
+    line = trim(line);
+    if (line.substr(0, 5) == "HTTP/") {
+        // A new response: after a 1xx, the final one starts over.
+        response.headers.clear();
+        response.status = 0;
+        size_t space = line.find(' ');
+        if (space != std::string_view::npos)
+            (void)std::from_chars(line.data() + space + 1, line.data() + line.size(),
+                                  response.status);
+        return true;
+    }
+    if (line.empty()) {
+        if (response.status >= 100 && response.status < 200)
+            return true;
+        head_done = true;
+        if (request.on_headers && !request.on_headers(response)) {
+            failure = Failure::stopped;
+            return false;
+        }
+        return true;
+    }
+    size_t colon = line.find(':');
+    if (colon != std::string_view::npos)
+        response.headers.add(std::string(trim(line.substr(0, colon))),
+                             std::string(trim(line.substr(colon + 1))));
+    return true;
+}
+
+bool Transfer::body_chunk(std::string_view chunk) {
+    if (chunk.size() > request.max_response_size - body_bytes) {
+        failure = Failure::body_too_large;
+        return false;
+    }
+    body_bytes += chunk.size();
+    if (!request.on_body) {
+        response.body.append(chunk);
+        return true;
+    }
+    if (!request.on_body(chunk)) {
+        failure = Failure::stopped;
+        return false;
+    }
+    return true;
+}
+
+// curl's callbacks: C code calls them, so nothing may escape. A short return count makes curl end
+// the transfer with CURLE_WRITE_ERROR, and Transfer::failure says why.
+size_t on_header(char* data, size_t size, size_t count, void* user) noexcept {
+    auto* transfer = static_cast<Transfer*>(user);
+    try {
+        return transfer->header_line(std::string_view(data, size * count)) ? size * count : 0;
+    } catch (...) {
+        transfer->failure = Failure::threw;
+        return 0;
+    }
+}
+
+size_t on_write(char* data, size_t size, size_t count, void* user) noexcept {
+    auto* transfer = static_cast<Transfer*>(user);
+    try {
+        return transfer->body_chunk(std::string_view(data, size * count)) ? size * count : 0;
+    } catch (...) {
+        transfer->failure = Failure::threw;
+        return 0;
+    }
+}
+
+// Sets options in order and remembers the first that fails.
+class Options {
+public:
+    explicit Options(CURL* handle) : m_handle(handle) {}
+
+    template <class T>
+    void set(CURLoption option, T value) {
+        if (m_result == CURLE_OK)
+            m_result = curl_easy_setopt(m_handle, option, value);
+    }
+
+    [[nodiscard]] Status status() const {
+        if (m_result != CURLE_OK)
+            return make_error(Exit::software, "cannot set curl option: %s",
+                              curl_easy_strerror(m_result));
+        return {};
+    }
+
+private:
+    CURL* m_handle;
+    CURLcode m_result = CURLE_OK;
+};
+
+void set_safety(Options& o, const HttpRequest& request) {
+    o.set(CURLOPT_NOSIGNAL, 1L);
+    o.set(CURLOPT_PROTOCOLS_STR, "http,https");
+    o.set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+    o.set(CURLOPT_FOLLOWLOCATION, 0L);
+    o.set(CURLOPT_SSL_VERIFYPEER, 1L);
+    o.set(CURLOPT_SSL_VERIFYHOST, 2L);
+    if (!request.ca_bundle.empty())
+        o.set(CURLOPT_CAINFO, request.ca_bundle.c_str());
+    // An empty proxy turns off curl's reading of http_proxy and friends.
+    o.set(CURLOPT_PROXY, request.proxy.c_str());
+    o.set(CURLOPT_SUPPRESS_CONNECT_HEADERS, 1L);
+    o.set(CURLOPT_TCP_KEEPALIVE, 1L);
+}
+
+void set_request(Options& o, const HttpRequest& request, const HeaderList& headers) {
+    o.set(CURLOPT_URL, request.url.c_str());
+    o.set(CURLOPT_HTTPHEADER, headers.get());
+    o.set(CURLOPT_TIMEOUT_MS, static_cast<long>(request.timeout.count()));
+    o.set(CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(request.connect_timeout.count()));
+    o.set(CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(request.max_response_size));
+    if (request.method == "HEAD") {
+        o.set(CURLOPT_NOBODY, 1L);
+        return;
+    }
+    if (sends_body(request)) {
+        o.set(CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
+        o.set(CURLOPT_POSTFIELDS, request.body.c_str());
+    } else {
+        o.set(CURLOPT_HTTPGET, 1L);
+    }
+    if (request.method != (sends_body(request) ? "POST" : "GET"))
+        o.set(CURLOPT_CUSTOMREQUEST, request.method.c_str());
+}
+
+void set_callbacks(Options& o, Transfer& transfer, char* error_buffer) {
+    o.set(CURLOPT_ERRORBUFFER, error_buffer);
+    o.set(CURLOPT_HEADERFUNCTION, on_header);
+    o.set(CURLOPT_HEADERDATA, &transfer);
+    o.set(CURLOPT_WRITEFUNCTION, on_write);
+    o.set(CURLOPT_WRITEDATA, &transfer);
+}
+
+Exit exit_for(CURLcode code) {
+    switch (code) {
+    case CURLE_OPERATION_TIMEDOUT:
+        return Exit::timeout;
+    case CURLE_COULDNT_RESOLVE_PROXY:
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_GOT_NOTHING:
+    case CURLE_SEND_ERROR:
+    case CURLE_RECV_ERROR:
+        return Exit::unavailable;
+    case CURLE_UNSUPPORTED_PROTOCOL:
+    case CURLE_URL_MALFORMAT:
+    case CURLE_FILESIZE_EXCEEDED:
+    case CURLE_WEIRD_SERVER_REPLY:
+        return Exit::data;
+    case CURLE_SSL_CACERT_BADFILE:
+        return Exit::config;
+    case CURLE_OUT_OF_MEMORY:
+        return Exit::software;
+    default:
+        return Exit::io;
+    }
+}
+
+Error transfer_error(CURLcode code, const Transfer& transfer, const char* detail) {
+    std::string url = redact_url(transfer.request.url);
+    size_t limit = transfer.request.max_response_size;
+    if (transfer.failure == Failure::body_too_large || code == CURLE_FILESIZE_EXCEEDED)
+        return make_error(Exit::data, "cannot read '%s': the response is larger than %zu bytes",
+                          url.c_str(), limit);
+    switch (transfer.failure) {
+    case Failure::headers_too_large:
+        return make_error(Exit::data, "cannot read '%s': the response headers exceed %zu bytes",
+                          url.c_str(), k_max_header_bytes);
+    case Failure::stopped:
+        return make_error(Exit::data, "cannot read '%s': the receiver stopped the transfer",
+                          url.c_str());
+    case Failure::threw:
+        return make_error(Exit::software, "cannot read '%s': a callback threw an exception",
+                          url.c_str());
+    default:
+        break;
+    }
+    // curl's error buffer often ends with curl_easy_strerror's text; where it does not ("Operation
+    // timed out after 300 milliseconds ..."), the short text leads and the detail follows.
+    std::string why = curl_easy_strerror(code);
+    std::string_view more = detail;
+    if (more.size() >= why.size() && more.substr(more.size() - why.size()) == why)
+        why = more;
+    else if (!more.empty())
+        why += " (" + std::string(more) + ")";
+    return make_error(exit_for(code), "cannot reach '%s': %s", url.c_str(), why.c_str());
+}
+
+} // namespace
+
+Result<HttpClient> HttpClient::make() {
+    SION_TRY(CurlEasy easy, CurlEasy::make());
+    return HttpClient(std::move(easy));
+}
+
+Result<HttpResponse> HttpClient::send(const HttpRequest& request) {
+    if (!is_token(request.method))
+        return make_error(Exit::data, "bad HTTP method '%s'", request.method.c_str());
+    SION_TRY(HeaderList headers, build_headers(request));
+    CURL* handle = m_easy.get();
+    Transfer transfer{request, {}};
+    char detail[CURL_ERROR_SIZE] = "";
+    Options options(handle);
+    set_safety(options, request);
+    set_request(options, request, headers);
+    set_callbacks(options, transfer, detail);
+    CURLcode code = CURLE_OK;
+    Status set = options.status();
+    if (set)
+        code = curl_easy_perform(handle);
+    long status = 0;
+    curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &status);
+    // Drops the pointers into this frame; the connection cache survives for the next request.
+    curl_easy_reset(handle);
+    if (!set)
+        return std::move(set).error();
+    if (code != CURLE_OK)
+        return transfer_error(code, transfer, detail);
+    transfer.response.status = static_cast<int>(status);
+    return std::move(transfer.response);
+}
+
+Result<HttpResponse> http_send(const HttpRequest& request) {
+    SION_TRY(HttpClient client, HttpClient::make());
+    return client.send(request);
+}
+
+} // namespace sion

@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: MIT
+// HTTP/1.1 and HTTPS requests over libcurl, with safe defaults and streamed bodies for SSE.
+//
+// Defaults: TLS peers are always verified (only the CA bundle can be changed); redirects are never
+// followed (a 3xx comes back as a Response, Location included); only http and https URLs are
+// accepted; no proxy is used unless the request names one, whatever the environment says.
+//
+// Errors (a non-2xx status is not one): Exit::timeout when a time limit runs out, Exit::unavailable
+// when the peer cannot be reached or the TLS handshake fails, Exit::data for a bad URL or header, a
+// response over the size limit or an aborting callback, Exit::software for a callback that threw.
+// Messages name the URL without its user info, query or fragment: "cannot reach
+// 'http://127.0.0.1:8080/v1': Timeout was reached (Operation timed out after 300 milliseconds
+// ...)".
+//
+// Threads: curl_global_init runs once, under std::call_once, on the first CurlEasy; a CurlEasy or
+// HttpClient is used by one thread at a time, and different ones may run in different threads.
+#pragma once
+
+#include "lib/result.hpp"
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace sion {
+
+// Header fields in the order given or received. Names keep their spelling; lookups ignore case.
+class HttpHeaders {
+public:
+    void add(std::string name, std::string value);
+    // The first value of `name`, if any.
+    [[nodiscard]] std::optional<std::string_view> get(std::string_view name) const;
+    // Every value of `name`, in order (Set-Cookie, repeated Link, ...).
+    [[nodiscard]] std::vector<std::string_view> get_all(std::string_view name) const;
+
+    [[nodiscard]] bool has(std::string_view name) const { return get(name).has_value(); }
+
+    [[nodiscard]] const std::vector<std::pair<std::string, std::string>>& entries() const {
+        return m_entries;
+    }
+
+    void clear() { m_entries.clear(); }
+
+private:
+    std::vector<std::pair<std::string, std::string>> m_entries;
+};
+
+struct HttpResponse {
+    int status = 0;
+    HttpHeaders headers; // of the final response; trailers and 1xx interim responses are dropped
+    std::string body;    // empty when the request streamed it to on_body
+};
+
+struct HttpRequest {
+    std::string method = "GET";
+    std::string url;
+    // Sent as given; a name or value holding CR, LF or NUL is refused (Exit::data). A body sent
+    // without a Content-Type goes without one (curl's form default is removed).
+    HttpHeaders headers;
+    std::string body;
+    // The whole transfer, streamed body included; zero means no limit.
+    std::chrono::milliseconds timeout{30000};
+    std::chrono::milliseconds connect_timeout{10000};
+    // Body bytes received, gathered or streamed; more is an error (Exit::data).
+    size_t max_response_size = size_t{16} << 20;
+    // Verify TLS peers against this PEM bundle instead of the system's CAs (a private CA).
+    std::string ca_bundle;
+    // A proxy URL ("http://proxy:3128"); empty for none, even when http_proxy is set.
+    std::string proxy;
+    // Called once the final response's status line and headers are in, before any of its body;
+    // returning false ends the transfer (Exit::data).
+    std::function<bool(const HttpResponse& head)> on_headers;
+    // When set, receives the body in chunks as they arrive instead of HttpResponse::body;
+    // returning false ends the transfer (Exit::data).
+    std::function<bool(std::string_view chunk)> on_body;
+};
+
+// A move-only owner of one CURL easy handle.
+class CurlEasy {
+public:
+    // A new handle; the first call also runs curl_global_init.
+    [[nodiscard]] static Result<CurlEasy> make();
+
+    CurlEasy(const CurlEasy&) = delete;
+    CurlEasy& operator=(const CurlEasy&) = delete;
+
+    CurlEasy(CurlEasy&& other) noexcept : m_handle(std::exchange(other.m_handle, nullptr)) {}
+
+    CurlEasy& operator=(CurlEasy&& other) noexcept;
+    ~CurlEasy();
+
+    // The CURL* (a void* in curl's own headers, so this header need not include them).
+    [[nodiscard]] void* get() const { return m_handle; }
+
+    explicit operator bool() const { return m_handle != nullptr; }
+
+private:
+    explicit CurlEasy(void* handle) : m_handle(handle) {}
+
+    void* m_handle = nullptr;
+};
+
+// Sends requests one at a time on one handle, reusing its connections between them.
+class HttpClient {
+public:
+    [[nodiscard]] static Result<HttpClient> make();
+    [[nodiscard]] Result<HttpResponse> send(const HttpRequest& request);
+
+private:
+    explicit HttpClient(CurlEasy easy) : m_easy(std::move(easy)) {}
+
+    CurlEasy m_easy;
+};
+
+// One request on a fresh handle.
+[[nodiscard]] Result<HttpResponse> http_send(const HttpRequest& request);
+
+// `url` without user info, query or fragment, for messages.
+[[nodiscard]] std::string redact_url(std::string_view url);
+
+} // namespace sion
