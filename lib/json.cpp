@@ -4,6 +4,7 @@
 
 #include "lib/utf8.hpp"
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 
@@ -12,6 +13,163 @@ namespace sion {
 namespace {
 
 constexpr double k_max_safe_int = 9007199254740992.0; // 2^53
+
+// How deep arrays and objects may nest: cJSON's own limit, checked here first so the message says so.
+constexpr size_t k_max_depth = CJSON_NESTING_LIMIT;
+
+// A strict RFC 8259 syntax check, without recursion. cJSON is lenient where the pipes must not be:
+// it takes "01", "1." and "-01" as numbers, any byte up to 0x20 (NUL included) as whitespace, and
+// raw control bytes inside strings (a NUL silently cuts the string short).
+class Syntax {
+public:
+    explicit Syntax(std::string_view text) : m_s(text) {}
+
+    // The offset of the first byte that is not valid JSON (text.size() if the text ends early), or
+    // npos. Sets too_deep when nesting is what is wrong.
+    size_t first_error() {
+        std::string nest; // '[' or '{' for each open container
+        for (;;) {
+            // A value is expected here.
+            skip_ws();
+            if (at('[') || at('{')) {
+                if (nest.size() >= k_max_depth) {
+                    too_deep = true;
+                    return m_i;
+                }
+                char open = m_s[m_i++];
+                skip_ws();
+                if (at(open == '[' ? ']' : '}')) {
+                    ++m_i;
+                } else {
+                    nest += open;
+                    if (open == '{' && !member_name())
+                        return m_i;
+                    continue;
+                }
+            } else if (!scalar()) {
+                return m_i;
+            }
+            // After a value: a separator, the end of containers, or the end of the text.
+            for (;;) {
+                skip_ws();
+                if (nest.empty())
+                    return m_i == m_s.size() ? std::string_view::npos : m_i;
+                if (at(',')) {
+                    ++m_i;
+                    if (nest.back() == '{' && !member_name())
+                        return m_i;
+                    break;
+                }
+                if (!at(nest.back() == '[' ? ']' : '}'))
+                    return m_i;
+                ++m_i;
+                nest.pop_back();
+            }
+        }
+    }
+
+    bool too_deep = false;
+
+private:
+    [[nodiscard]] bool at(char c) const { return m_i < m_s.size() && m_s[m_i] == c; }
+    [[nodiscard]] bool digit() const { return m_i < m_s.size() && m_s[m_i] >= '0' && m_s[m_i] <= '9'; }
+
+    void skip_ws() {
+        while (at(' ') || at('\t') || at('\n') || at('\r'))
+            ++m_i;
+    }
+
+    // A string, then ':' (whitespace around it allowed).
+    bool member_name() {
+        skip_ws();
+        if (!at('"') || !string())
+            return false;
+        skip_ws();
+        if (!at(':'))
+            return false;
+        ++m_i;
+        return true;
+    }
+
+    bool scalar() {
+        if (at('"'))
+            return string();
+        if (at('-') || digit())
+            return number();
+        for (std::string_view word : {"true", "false", "null"}) {
+            if (m_s.substr(m_i, word.size()) == word) {
+                m_i += word.size();
+                return true;
+            }
+        }
+        return false;
+    }
+
+    bool string() {
+        ++m_i; // the opening quote
+        while (m_i < m_s.size()) {
+            auto c = static_cast<unsigned char>(m_s[m_i]);
+            if (c == '"') {
+                ++m_i;
+                return true;
+            }
+            if (c < 0x20)
+                return false;
+            if (c != '\\') {
+                ++m_i;
+                continue;
+            }
+            ++m_i;
+            if (m_i >= m_s.size())
+                return false;
+            char e = m_s[m_i];
+            if (e == 'u') {
+                for (int k = 0; k < 4; ++k) {
+                    ++m_i;
+                    if (m_i >= m_s.size() || std::isxdigit(static_cast<unsigned char>(m_s[m_i])) == 0)
+                        return false;
+                }
+            } else if (std::string_view("\"\\/bfnrt").find(e) == std::string_view::npos) {
+                return false;
+            }
+            ++m_i;
+        }
+        return false;
+    }
+
+    bool number() {
+        if (at('-'))
+            ++m_i;
+        if (at('0')) {
+            ++m_i; // no leading zeros
+        } else if (digit()) {
+            while (digit())
+                ++m_i;
+        } else {
+            return false;
+        }
+        if (at('.')) {
+            ++m_i;
+            if (!digit())
+                return false;
+            while (digit())
+                ++m_i;
+        }
+        if (at('e') || at('E')) {
+            ++m_i;
+            if (at('+') || at('-'))
+                ++m_i;
+            if (!digit())
+                return false;
+            while (digit())
+                ++m_i;
+        }
+        return true;
+    }
+
+    std::string_view m_s;
+    size_t m_i = 0;
+};
 
 Error missing(std::string_view key) {
     return make_error(Exit::data, "member '%.*s' is missing", static_cast<int>(key.size()), key.data());
@@ -190,24 +348,24 @@ std::string JsonView::dump() const {
 Result<Json> Json::parse(std::string_view text) {
     if (size_t bad = invalid_utf8_at(text); bad != std::string_view::npos)
         return make_error(Exit::data, "invalid UTF-8 at byte %zu", bad);
-    const char* end = nullptr;
-    cJSON* root = cJSON_ParseWithLengthOpts(text.data(), text.size(), &end, 0);
+    Syntax syntax(text);
+    if (size_t bad = syntax.first_error(); bad != std::string_view::npos) {
+        if (syntax.too_deep)
+            return make_error(Exit::data, "invalid JSON at byte %zu: nested deeper than %zu", bad,
+                              k_max_depth);
+        return make_error(Exit::data, "invalid JSON at byte %zu", bad);
+    }
+    cJSON* root = cJSON_ParseWithLengthOpts(text.data(), text.size(), nullptr, 0);
     if (root == nullptr) {
-        // cJSON reports where it stopped through a global; `end` is not set on failure.
+        // Valid syntax cJSON still refuses: a \u escape of half a surrogate pair. cJSON reports
+        // where it stopped through a global.
         const char* at = cJSON_GetErrorPtr();
         size_t offset = at >= text.data() && at <= text.data() + text.size()
                             ? static_cast<size_t>(at - text.data())
                             : 0;
         return make_error(Exit::data, "invalid JSON at byte %zu", offset);
     }
-    Json doc(root);
-    size_t used = static_cast<size_t>(end - text.data());
-    while (used < text.size() && (text[used] == ' ' || text[used] == '\t' || text[used] == '\r' ||
-                                  text[used] == '\n'))
-        ++used;
-    if (used != text.size())
-        return make_error(Exit::data, "invalid JSON at byte %zu: text after the value", used);
-    return doc;
+    return Json(root);
 }
 
 Json Json::object() { return Json(cJSON_CreateObject()); }

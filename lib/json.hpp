@@ -98,8 +98,11 @@ public:
     Json& operator=(Json&&) noexcept = default;
     ~Json() = default;
 
-    // Parses exactly one JSON text (whitespace around it allowed, nothing else). Input must be UTF-8.
-    // Errors are Exit::data: "invalid JSON at byte 12", "invalid UTF-8 at byte 3".
+    // Parses exactly one JSON text (whitespace around it allowed, nothing else), strictly as RFC 8259
+    // writes it: no leading zeros, no raw control bytes in strings, only JSON's four whitespace
+    // bytes, arrays and objects nested at most 1000 deep. Input must be UTF-8. Errors are
+    // Exit::data: "invalid JSON at byte 12", "invalid UTF-8 at byte 3",
+    // "invalid JSON at byte 1000: nested deeper than 1000".
     [[nodiscard]] static Result<Json> parse(std::string_view text);
 
     static Json object();

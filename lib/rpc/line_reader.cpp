@@ -6,6 +6,15 @@
 
 namespace sion::rpc {
 
+// A line of exactly the cap ending "\r\n" is within it, but its "\r" arrives before the "\n" that
+// says so: one byte over the cap is held while it is a "\r", and the next byte decides.
+bool LineReader::cap_and_cr(std::string_view seg) const {
+    if (m_partial + seg.size() != m_max + 1)
+        return false;
+    char last = seg.empty() ? m_buf.back() : seg.back();
+    return last == '\r';
+}
+
 void LineReader::finish_line(size_t offset, size_t length) {
     if (length > 0 && m_buf[offset + length - 1] == '\r')
         --length;
@@ -26,7 +35,7 @@ void LineReader::feed(std::string_view bytes) {
                            : bytes.size();
         if (m_dropping) {
             m_dropped += seg;
-        } else if (m_partial + seg > m_max) {
+        } else if (m_partial + seg > m_max && !cap_and_cr(bytes.substr(0, seg))) {
             // Too long: drop what is held of it and what follows until its end.
             m_buf.resize(m_buf.size() - m_partial);
             m_dropped = m_partial + seg;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // LineReader: splits a byte stream into lines of at most a set length, without ever buffering more
-// than that of one line. A longer line is dropped as it arrives and reported once, when it ends.
+// than that of one line (and a "\r" that may end it). A longer line is dropped as it arrives and
+// reported once, when it ends.
 #pragma once
 
 #include <cstddef>
@@ -16,7 +17,8 @@ inline constexpr size_t k_default_max_line = size_t{1} << 20; // 1 MiB
 struct Line {
     std::string_view text; // without its "\n" (or "\r\n"); empty for an over-long line
     bool overlong = false;
-    size_t length = 0;     // bytes the line had, its end of line not counted
+    size_t length = 0;     // bytes the line had, its end of line not counted (an over-long line's
+                           // "\r" before its "\n" is counted)
 };
 
 class LineReader {
@@ -39,6 +41,7 @@ private:
         size_t length;
         bool overlong;
     };
+    [[nodiscard]] bool cap_and_cr(std::string_view seg) const;
     void finish_line(size_t offset, size_t length);
 
     size_t m_max;

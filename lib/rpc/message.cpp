@@ -4,7 +4,6 @@
 
 #include "lib/text.hpp"
 
-
 namespace sion::rpc {
 
 namespace {
@@ -92,8 +91,12 @@ Decoded decode(std::string_view line) {
     if (!root.is_object())
         return fail(k_invalid_request, "invalid request: a message is a JSON object");
     auto version = root.string("jsonrpc");
-    if (!version || *version != "2.0")
-        return fail(k_invalid_request, "invalid request: jsonrpc must be \"2.0\"", root.get("id"));
+    if (!version || *version != "2.0") {
+        // Answer to the id only when it is one: an object or a fraction is not echoed back.
+        JsonView id = root.get("id");
+        return fail(k_invalid_request, "invalid request: jsonrpc must be \"2.0\"",
+                    valid_id(id) ? id : JsonView());
+    }
     Message m;
     m.doc = std::move(*doc);
     if (root.get("method").exists())

@@ -4,6 +4,7 @@
 #include "lib/rpc/uv_connection.hpp"
 
 #include "lib/fd.hpp"
+#include "lib/text.hpp"
 
 #include <unistd.h>
 
@@ -18,6 +19,14 @@ struct WriteReq {
     std::string data;
 };
 
+// libuv's errors on Unix are negated errnos: strerror gives the house's text ("Broken pipe"), where
+// uv_strerror would give its own ("broken pipe"). The few errors of libuv's own keep its text.
+Error uv_error(int status, const char* what) {
+    if (status > -1000)
+        return sys_error(Exit::io, -status, "%s", what);
+    return make_error(Exit::io, "%s: %s", what, uv_strerror(status));
+}
+
 } // namespace
 
 struct UvConnection::Impl : std::enable_shared_from_this<UvConnection::Impl> {
@@ -31,6 +40,8 @@ struct UvConnection::Impl : std::enable_shared_from_this<UvConnection::Impl> {
     int out_fd = -1;
     bool in_is_file = false;
     bool out_is_file = false;
+    bool in_held = false;  // a handle holds in_fd and closes it
+    bool out_held = false;
     uv_any_handle in_h{};
     uv_any_handle out_h{};
     uv_fs_t fs_req{};
@@ -44,6 +55,7 @@ struct UvConnection::Impl : std::enable_shared_from_this<UvConnection::Impl> {
     bool reading_file = false; // a uv_fs_read is outstanding
     bool ended = false;
     bool closing = false;
+    Status write_status; // ok, or the first write that failed
     std::shared_ptr<Impl> keep_alive; // set while handles are open
 
     explicit Impl(size_t max_line) : reader(max_line) {}
@@ -51,43 +63,58 @@ struct UvConnection::Impl : std::enable_shared_from_this<UvConnection::Impl> {
     uv_stream_t* in_stream() { return reinterpret_cast<uv_stream_t*>(&in_h); }
     uv_stream_t* out_stream() { return reinterpret_cast<uv_stream_t*>(&out_h); }
 
-    Status open_stream(int fd, uv_any_handle* h, bool* is_file);
+    Status open_stream(int fd, uv_any_handle* h, bool* is_file, bool* held);
+    void close_loose_fds();
     Status start();
     void on_bytes(std::string_view bytes);
     void dispatch(Message m);
     void write(std::string line);
+    void write_failed(Error e);
     void end(Status why);
     void fail_pending(const char* why);
     void read_file();
     void handle_closed();
 };
 
-Status UvConnection::Impl::open_stream(int fd, uv_any_handle* h, bool* is_file) {
+Status UvConnection::Impl::open_stream(int fd, uv_any_handle* h, bool* is_file, bool* held) {
     uv_handle_type type = uv_guess_handle(fd);
-    int rc = 0;
     if (type == UV_FILE) {
         *is_file = true;
         return {};
     }
+    const std::string what = format("cannot use fd %d for messages", fd);
     if (type == UV_TTY) {
-        rc = uv_tty_init(loop, &h->tty, fd, 0);
+        if (int rc = uv_tty_init(loop, &h->tty, fd, 0); rc != 0)
+            return uv_error(rc, what.c_str());
     } else if (type == UV_NAMED_PIPE || type == UV_TCP) {
-        rc = uv_pipe_init(loop, &h->pipe, 0);
-        if (rc == 0) {
-            h->handle.data = this; // initialised: close() must close it even if opening fails
-            ++open_handles;
-            rc = uv_pipe_open(&h->pipe, fd);
-        }
+        if (int rc = uv_pipe_init(loop, &h->pipe, 0); rc != 0)
+            return uv_error(rc, what.c_str());
+        h->handle.data = this; // initialised: close() must close it even if opening fails
+        ++open_handles;
+        if (int rc = uv_pipe_open(&h->pipe, fd); rc != 0)
+            return uv_error(rc, what.c_str());
     } else {
-        return make_error(Exit::io, "cannot use fd %d for messages: unsupported kind of file", fd);
+        return make_error(Exit::io, "%s: unsupported kind of file", what.c_str());
     }
-    if (rc != 0)
-        return make_error(Exit::io, "cannot use fd %d for messages: %s", fd, uv_strerror(rc));
     if (h->handle.data == nullptr) {
         h->handle.data = this;
         ++open_handles;
     }
+    *held = true;
     return {};
+}
+
+// What no handle holds is closed here: regular files, and a descriptor whose handle failed to open.
+// libuv leaves 0-2 open, and so does this.
+void UvConnection::Impl::close_loose_fds() {
+    if (!in_held && in_fd > STDERR_FILENO && !reading_file) {
+        ::close(in_fd);
+        in_fd = -1;
+    }
+    if (!out_held && out_fd > STDERR_FILENO) {
+        ::close(out_fd);
+        out_fd = -1;
+    }
 }
 
 Status UvConnection::Impl::start() {
@@ -108,12 +135,12 @@ Status UvConnection::Impl::start() {
             conn->end(conn->reader.mid_line() ? make_error(Exit::io, "peer closed mid-line") : Status{});
         } else if (n < 0) {
             uv_read_stop(s);
-            conn->end(make_error(Exit::io, "read error: %s", uv_strerror(static_cast<int>(n))));
+            conn->end(uv_error(static_cast<int>(n), "read error"));
         }
     };
     int rc = uv_read_start(in_stream(), alloc, on_read);
     if (rc != 0)
-        return make_error(Exit::io, "cannot read messages: %s", uv_strerror(rc));
+        return uv_error(rc, "cannot read messages");
     return {};
 }
 
@@ -126,7 +153,9 @@ void UvConnection::Impl::read_file() {
         ssize_t n = req->result;
         uv_fs_req_cleanup(req);
         conn->reading_file = false;
-        if (!conn->closing) {
+        if (conn->closing) {
+            conn->close_loose_fds(); // close() left the file open for this read
+        } else {
             if (n > 0) {
                 conn->on_bytes({conn->buf.data(), static_cast<size_t>(n)});
                 if (!conn->closing && !conn->ended)
@@ -135,7 +164,7 @@ void UvConnection::Impl::read_file() {
                 conn->end(conn->reader.mid_line() ? make_error(Exit::io, "peer closed mid-line")
                                                   : Status{});
             } else {
-                conn->end(make_error(Exit::io, "read error: %s", uv_strerror(static_cast<int>(n))));
+                conn->end(uv_error(static_cast<int>(n), "read error"));
             }
         }
         conn->handle_closed(); // this read's hold; may free conn
@@ -145,7 +174,7 @@ void UvConnection::Impl::read_file() {
     if (rc != 0) {
         --open_handles;
         reading_file = false;
-        end(make_error(Exit::io, "read error: %s", uv_strerror(rc)));
+        end(uv_error(rc, "read error"));
     }
 }
 
@@ -153,7 +182,7 @@ void UvConnection::Impl::on_bytes(std::string_view bytes) {
     reader.feed(bytes);
     // Keep this alive while handlers run: one may close the connection.
     std::shared_ptr<Impl> keep = shared_from_this();
-    while (!closing) {
+    while (!closing && !ended) {
         auto line = reader.next();
         if (!line)
             break;
@@ -200,9 +229,11 @@ void UvConnection::Impl::dispatch(Message m) {
 }
 
 void UvConnection::Impl::write(std::string line) {
+    if (!write_status)
+        return; // a write failed: what follows a lost line must not arrive without it
     if (out_is_file) {
         if (auto st = write_all(out_fd, line); !st)
-            end(st);
+            write_failed(std::move(st).error());
         return;
     }
     auto* w = new WriteReq{{}, std::move(line)};
@@ -213,12 +244,21 @@ void UvConnection::Impl::write(std::string line) {
         auto* conn = static_cast<Impl*>(req->data);
         delete wr;
         if (status < 0 && status != UV_ECANCELED)
-            conn->end(make_error(Exit::io, "write error: %s", uv_strerror(status)));
+            conn->write_failed(uv_error(status, "write error"));
     });
     if (rc != 0) {
         delete w;
-        end(make_error(Exit::io, "write error: %s", uv_strerror(rc)));
+        write_failed(uv_error(rc, "write error"));
     }
+}
+
+void UvConnection::Impl::write_failed(Error e) {
+    if (write_status)
+        write_status = e;
+    // Unless the owner is closing already (write_status() tells it then), it hears now: a peer that
+    // cannot be answered is gone.
+    if (!closing)
+        end(std::move(e));
 }
 
 void UvConnection::Impl::fail_pending(const char* why) {
@@ -233,6 +273,9 @@ void UvConnection::Impl::end(Status why) {
         return;
     ended = true;
     std::shared_ptr<Impl> keep = shared_from_this();
+    // No more input is taken: on_end is the last word on it.
+    if (!in_is_file && in_h.handle.data != nullptr && !uv_is_closing(&in_h.handle))
+        uv_read_stop(in_stream());
     fail_pending("peer closed");
     if (handlers.on_end)
         handlers.on_end(std::move(why));
@@ -245,8 +288,11 @@ void UvConnection::Impl::handle_closed() {
 
 Result<std::unique_ptr<UvConnection>> UvConnection::open(uv_loop_t* loop, int in_fd, int out_fd,
                                                          UvHandlers handlers, size_t max_line) {
-    if (in_fd == out_fd)
+    if (in_fd == out_fd) {
+        if (in_fd > STDERR_FILENO)
+            ::close(in_fd); // the descriptors are ours even when opening fails
         return make_error(Exit::software, "reading and writing messages need two descriptors");
+    }
     auto impl = std::make_shared<Impl>(max_line);
     impl->loop = loop;
     impl->in_fd = in_fd;
@@ -254,9 +300,9 @@ Result<std::unique_ptr<UvConnection>> UvConnection::open(uv_loop_t* loop, int in
     impl->handlers = std::move(handlers);
     impl->keep_alive = impl;
     auto conn = std::unique_ptr<UvConnection>(new UvConnection(impl));
-    Status st = impl->open_stream(in_fd, &impl->in_h, &impl->in_is_file);
+    Status st = impl->open_stream(in_fd, &impl->in_h, &impl->in_is_file, &impl->in_held);
     if (st)
-        st = impl->open_stream(out_fd, &impl->out_h, &impl->out_is_file);
+        st = impl->open_stream(out_fd, &impl->out_h, &impl->out_is_file, &impl->out_held);
     if (st)
         st = impl->start();
     if (!st)
@@ -265,6 +311,8 @@ Result<std::unique_ptr<UvConnection>> UvConnection::open(uv_loop_t* loop, int in
 }
 
 UvConnection::~UvConnection() { close(); }
+
+Status UvConnection::write_status() const { return m_impl->write_status; }
 
 void UvConnection::call(std::string_view method, JsonView params,
                         std::function<void(Result<Message>)> done) {
@@ -311,6 +359,7 @@ void UvConnection::close() {
         if (rc != 0)
             uv_close(&c.out_h.handle, on_close);
     }
+    c.close_loose_fds();
     if (c.open_handles == 0)
         c.keep_alive.reset();
 }

@@ -24,15 +24,18 @@ struct UvHandlers {
     std::map<std::string, std::function<void(Message, Responder)>, std::less<>> requests;
     std::map<std::string, std::function<void(Message)>, std::less<>> notifications;
     // Input ended: an ok Status at the end of a line, an error when the peer closed mid-line or
-    // reading or writing failed. Called once; calls still waiting for answers have been failed.
+    // reading or writing failed. Called once, unless close() came first; calls still waiting for
+    // answers have been failed, and no message is dispatched after it.
     std::function<void(Status)> on_end;
 };
 
 class UvConnection {
 public:
     // Reads messages from in_fd and writes to out_fd, which must be different descriptors (dup a
-    // socket first); each may be a pipe, a socket, a terminal or a regular file. Does not take
-    // ownership of the fds' lifetime beyond closing them with the handles.
+    // socket first); each may be a pipe, a socket, a terminal or a regular file (or /dev/null).
+    // Takes both descriptors, whether opening succeeds or fails: each is closed when the
+    // connection closes, except 0-2, which stay open (libuv never closes them) until the process
+    // ends. Pipes and sockets are set non-blocking.
     [[nodiscard]] static Result<std::unique_ptr<UvConnection>>
     open(uv_loop_t* loop, int in_fd, int out_fd, UvHandlers handlers,
          size_t max_line = k_default_max_line);
@@ -50,6 +53,11 @@ public:
     void notify(std::string_view method, JsonView params = {});
     // Flushes what was written, then closes both handles. Calls still waiting are failed.
     void close();
+    // The first write that failed (an Exit::io error, "write error: Broken pipe"), or ok. Nothing is
+    // written after a failed write. A write can fail after input ended or while close() flushes,
+    // when on_end has nobody to tell: check this once the loop has run the close to its end, as
+    // finish_stdout() does for stdout.
+    [[nodiscard]] Status write_status() const;
 
     struct Impl;
 
