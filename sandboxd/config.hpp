@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: MIT
+// What a sandbox is made of: the workspace, what else it may read, the backend, the network and the
+// limits. Parsed from sion-sandbox's options; every check whose failure the seeds spell out says it
+// their way.
+#pragma once
+
+#include "lib/result.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sion::sandboxd {
+
+// Per command (seed: "A shell in a sandbox").
+struct Limits {
+    std::chrono::seconds timeout{120};        // wall clock, enforced from outside the command
+    std::chrono::seconds cpu{120};            // RLIMIT_CPU
+    uint64_t memory = uint64_t{4} << 30;      // RLIMIT_AS (bwrap); the container's memory (Docker)
+    uint64_t file_size = uint64_t{512} << 20; // RLIMIT_FSIZE
+    uint64_t output = uint64_t{64} << 10;     // stdout and stderr, each
+};
+
+enum class BackendKind { bwrap, docker };
+
+enum class Network {
+    none,     // loopback only
+    declared, // bwrap: no network but a proxy that admits the declared hosts
+    host,     // bwrap: the machine's network
+    named,    // Docker: a network the user set up, by name
+};
+
+struct Config {
+    std::string workspace;              // absolute, as resolved; mounted at /workspace
+    std::string workspace_as_given;     // as the user wrote it, for messages
+    std::vector<std::string> reads;     // --sandbox-read, absolute
+    BackendKind backend = BackendKind::bwrap;
+    std::string image;                  // Docker: name@sha256:<64 hex>
+    Network network = Network::none;
+    std::string network_name;           // Docker: the named network
+    std::vector<std::string> allow_hosts; // HOST or HOST:PORT, "*.example.org" allowed
+    Limits limits;
+    std::string home;                   // $SION_HOME, which must stay hidden
+    std::string home_as_given;
+};
+
+// "bwrap" or "docker:IMAGE@sha256:<64 hex>". Errors (Exit::config):
+//   "alpine:3.20 is not pinned by digest: give name@sha256:<64 hex digits>"
+[[nodiscard]] Status parse_backend(Config& config, std::string_view text);
+
+// none|declared|host with bwrap, none|NAME with Docker; call after parse_backend. Errors (Exit::config):
+//   "with bubblewrap the network is none, declared or host, not sion-egress"
+//   "Docker's \"bridge\" network does not restrict where a command connects: name a network you set up"
+[[nodiscard]] Status parse_network(Config& config, std::string_view text);
+
+// A byte count: digits with an optional K, M, G (powers of 1024; KiB, MiB, GiB too). Exit::usage.
+[[nodiscard]] Result<uint64_t> parse_bytes(std::string_view text);
+
+} // namespace sion::sandboxd

@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: MIT
+// One command to run in a sandbox, and what came of it: the params and result of sandbox/exec.
+#pragma once
+
+#include "lib/json.hpp"
+#include "lib/result.hpp"
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace sion::sandboxd {
+
+struct ExecRequest {
+    // Exactly one of: a shell string, run as /bin/sh -c; or an argv.
+    std::string command;
+    std::vector<std::string> argv;
+    std::string input;                                     // bytes for its stdin; else /dev/null
+    std::vector<std::pair<std::string, std::string>> env;  // added to the sandbox's environment
+    std::optional<std::chrono::milliseconds> timeout;      // within the session's limit
+};
+
+struct ExecResult {
+    int exit = 0;            // the shell's $?: the code, or 128+signal
+    std::optional<int> signal;
+    bool timed_out = false;
+    std::string stdout_text; // each cut at the output cap, with a line saying how much was cut
+    std::string stderr_text;
+    bool truncated = false;
+    int64_t wall_ms = 0;
+    int64_t cpu_ms = 0;
+    int64_t max_rss_kib = 0;
+};
+
+// sandbox/exec's params (schemas/sandbox.exec.params.json): {"command": "..."} or {"argv": [...]},
+// optional "stdin", "env" (object of strings), "timeout" (seconds, a number). Exit::data on errors.
+[[nodiscard]] Result<ExecRequest> exec_request_from_json(JsonView params);
+[[nodiscard]] Json exec_request_to_json(const ExecRequest& request);
+
+// sandbox/exec's result (schemas/sandbox.exec.result.json): exit, signal (null or a number),
+// timed_out, stdout, stderr, truncated, wall_ms, cpu_ms, max_rss_kib.
+[[nodiscard]] Json exec_result_to_json(const ExecResult& result);
+[[nodiscard]] Result<ExecResult> exec_result_from_json(JsonView json);
+
+// Cuts `text` at `cap` bytes (at a UTF-8 boundary) and adds the line that says how much was cut:
+// "[... 12345 more bytes cut]". Returns whether it cut.
+bool cut_output(std::string& text, uint64_t cap, uint64_t total_bytes);
+
+} // namespace sion::sandboxd
