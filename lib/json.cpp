@@ -69,9 +69,13 @@ public:
     }
 
     bool too_deep = false;
+    bool nul_escape = false;
 
 private:
     [[nodiscard]] bool at(char c) const { return m_i < m_s.size() && m_s[m_i] == c; }
+    [[nodiscard]] static bool hex(char c) {
+        return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+    }
     [[nodiscard]] bool digit() const { return m_i < m_s.size() && m_s[m_i] >= '0' && m_s[m_i] <= '9'; }
 
     void skip_ws() {
@@ -124,10 +128,20 @@ private:
                 return false;
             char e = m_s[m_i];
             if (e == 'u') {
+                size_t start = m_i - 1;
+                bool zero = true;
                 for (int k = 0; k < 4; ++k) {
                     ++m_i;
-                    if (m_i >= m_s.size() || std::isxdigit(static_cast<unsigned char>(m_s[m_i])) == 0)
+                    if (m_i >= m_s.size() || !hex(m_s[m_i]))
                         return false;
+                    zero = zero && m_s[m_i] == '0';
+                }
+                if (zero) {
+                    // cJSON's strings end at a NUL: the rest would be lost, or read otherwise by
+                    // another peer. Refused rather than cut.
+                    m_i = start;
+                    nul_escape = true;
+                    return false;
                 }
             } else if (std::string_view("\"\\/bfnrt").find(e) == std::string_view::npos) {
                 return false;
@@ -353,6 +367,8 @@ Result<Json> Json::parse(std::string_view text) {
         if (syntax.too_deep)
             return make_error(Exit::data, "invalid JSON at byte %zu: nested deeper than %zu", bad,
                               k_max_depth);
+        if (syntax.nul_escape)
+            return make_error(Exit::data, "invalid JSON at byte %zu: \\u0000 is not supported", bad);
         return make_error(Exit::data, "invalid JSON at byte %zu", bad);
     }
     cJSON* root = cJSON_ParseWithLengthOpts(text.data(), text.size(), nullptr, 0);

@@ -4,7 +4,8 @@
 //
 // A JsonView is valid while the Json it looks into lives and is not changed. A view of something
 // absent (a missing member, an index past the end) is empty: every accessor on it answers "missing".
-// Strings are UTF-8; cJSON keeps them NUL-terminated, so a string holding \u0000 ends there.
+// Strings are UTF-8 and NUL-terminated (cJSON's): parse() refuses a \u0000 escape rather than cut
+// a string at it.
 #pragma once
 
 #include "lib/result.hpp"

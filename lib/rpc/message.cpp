@@ -4,6 +4,8 @@
 
 #include "lib/text.hpp"
 
+#include <cstdint>
+
 namespace sion::rpc {
 
 namespace {
@@ -57,7 +59,7 @@ Decoded decode_answer(Message m, JsonView root) {
     } else {
         auto code = error.integer("code");
         auto message = error.string("message");
-        if (!code || !message)
+        if (!code || !message || *code < INT32_MIN || *code > INT32_MAX)
             return fail(k_invalid_request, "invalid response: error needs an integer code and a message", id);
         m.kind = Kind::error;
         m.error_code = static_cast<int>(*code);

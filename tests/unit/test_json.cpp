@@ -124,13 +124,11 @@ TEST(JsonParse, NoRawControlBytesInStrings) {
 }
 
 TEST(JsonParse, Escapes) {
-    auto r = parse_exact(R"(["\"\\\/\b\f\n\r\t", "\u00e9\u20ac", "\ud83d\ude00", "a\u0000b"])");
+    auto r = parse_exact(R"(["\"\\\/\b\f\n\r\t", "\u00e9\u20ac", "\ud83d\ude00"])");
     ASSERT_TRUE(r) << r.error().message();
     EXPECT_EQ(*r->view().at(0).as_string(), "\"\\/\b\f\n\r\t");
     EXPECT_EQ(*r->view().at(1).as_string(), "\xc3\xa9\xe2\x82\xac");
     EXPECT_EQ(*r->view().at(2).as_string(), "\xf0\x9f\x98\x80");
-    // The header says so: a string holding \u0000 ends there.
-    EXPECT_EQ(*r->view().at(3).as_string(), "a");
     // Half a surrogate pair is syntax JSON allows and text UTF-8 cannot hold.
     EXPECT_TRUE(parse_error(R"("\ud800")").starts_with("invalid JSON at byte "));
     EXPECT_TRUE(parse_error(R"("\udc00")").starts_with("invalid JSON at byte "));
@@ -422,11 +420,27 @@ TEST(JsonString, EscapesRoundTripThroughParse) {
     EXPECT_EQ(*printed->view().as_string(), all);
 }
 
-TEST(JsonString, EmbeddedNulEndsTheString) {
+TEST(JsonString, EmbeddedNulIsEscapedAndRefusedWhenParsed) {
     std::string out;
     append_json_string(out, std::string_view("a\0b", 3));
     EXPECT_EQ(out, R"("a\u0000b")");
-    EXPECT_EQ(*Json::parse(out)->view().as_string(), "a");
+    EXPECT_FALSE(Json::parse(out));
+}
+
+} // namespace
+} // namespace sion
+
+namespace sion {
+namespace {
+
+// cJSON ends strings at a NUL: a \u0000 escape is refused rather than silently cut, so that no peer
+// reads "tools/call\u0000/../admin" as "tools/call".
+TEST(JsonNul, EscapedNulIsRefusedWithItsPlace) {
+    auto j = Json::parse(R"({"method":"tools/call\u0000/../admin"})");
+    ASSERT_FALSE(j);
+    EXPECT_EQ(j.error().exit(), Exit::data);
+    EXPECT_EQ(j.error().message(), "invalid JSON at byte 21: \\u0000 is not supported");
+    EXPECT_TRUE(Json::parse(R"({"a":"\u0001\u00e9"})"));
 }
 
 } // namespace

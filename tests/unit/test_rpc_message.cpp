@@ -295,3 +295,28 @@ TEST(RpcEncode, LinesDecodeBack) {
 
 } // namespace
 } // namespace sion::rpc
+
+namespace sion::rpc {
+namespace {
+
+// An error code outside int's range is not wrapped into another code.
+TEST(RpcErrorCode, OutOfRangeCodesAreInvalid) {
+    for (const char* line : {R"({"jsonrpc":"2.0","id":1,"error":{"code":4294934696,"message":"x"}})",
+                             R"({"jsonrpc":"2.0","id":1,"error":{"code":-2147483649,"message":"x"}})"}) {
+        Decoded d = decode(line);
+        ASSERT_TRUE(d.failure) << line;
+        EXPECT_EQ(d.failure->code, k_invalid_request);
+    }
+    Decoded ok = decode(R"({"jsonrpc":"2.0","id":1,"error":{"code":-2147483648,"message":"x"}})");
+    ASSERT_TRUE(ok.message);
+    EXPECT_EQ(ok.message->error_code, INT32_MIN);
+}
+
+TEST(RpcNul, MethodWithEscapedNulIsAParseError) {
+    Decoded d = decode(R"({"jsonrpc":"2.0\u0000junk","id":1,"method":"tools/call\u0000/../admin"})");
+    ASSERT_TRUE(d.failure);
+    EXPECT_EQ(d.failure->code, k_parse_error);
+}
+
+} // namespace
+} // namespace sion::rpc
