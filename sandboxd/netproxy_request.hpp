@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: MIT
+// The HTTP/1.1 side of the network proxy, without I/O: finding and parsing a proxy request's head,
+// rewriting a plain-HTTP request for the origin, and the proxy's own error answers.
+#pragma once
+
+#include "lib/result.hpp"
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace sion::sandboxd {
+
+struct ProxyRequest {
+    bool tunnel = false; // CONNECT host:port: a tunnel for TLS or anything else
+    std::string host;    // in canonical_host's form
+    int port = 0;
+    std::string
+        upstream_head; // absolute-form requests: the head the origin gets; empty for CONNECT
+};
+
+// Where a request head ends in `buffer` (just after its empty line), or npos if it has not ended.
+// Lines end in CRLF or LF. `from` is where to start looking: a caller that appends to the buffer
+// passes the old size less 3, so a long head arriving a byte at a time is not searched again and
+// again.
+[[nodiscard]] size_t find_head_end(std::string_view buffer, size_t from = 0);
+
+// Parses a proxy request head, through its empty line: "CONNECT host:port HTTP/1.1" (port
+// required), or any method with an absolute "http://host[:port]/path" target. For the latter,
+// upstream_head is the request in origin-form ("GET /path HTTP/1.1") with a Host header naming the
+// target, "Connection: close" (or "Connection: upgrade" for an Upgrade request), and the client's
+// other headers except hop-by-hop ones: Connection, Keep-Alive, Proxy-*, and those Connection
+// names. Errors (Exit::data) say what is wrong in a few words, for a 400 answer's body.
+[[nodiscard]] Result<ProxyRequest> parse_proxy_request(std::string_view head);
+
+// A whole answer from the proxy itself: the status line, a text/plain body of one line (a newline
+// is added), Content-Length and "Connection: close".
+[[nodiscard]] std::string http_error_response(int status, std::string_view body_line);
+
+} // namespace sion::sandboxd
