@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -282,8 +283,16 @@ std::vector<char*> c_strings(const std::vector<std::string>& strings) {
     return out;
 }
 
-ExitStatus decode(int wstatus) {
+int64_t to_us(const timeval& t) {
+    return static_cast<int64_t>(t.tv_sec) * 1000000 + t.tv_usec;
+}
+
+ExitStatus decode(int wstatus, const rusage& use, Child::Clock::duration wall) {
     ExitStatus s;
+    s.wall_ms = std::chrono::duration_cast<std::chrono::milliseconds>(wall).count();
+    // Summed before rounding, so two halves of a millisecond are not both lost.
+    s.cpu_ms = (to_us(use.ru_utime) + to_us(use.ru_stime)) / 1000;
+    s.max_rss_kib = use.ru_maxrss;
     if (WIFEXITED(wstatus)) {
         s.exit_code = WEXITSTATUS(wstatus);
         s.status = s.exit_code;
@@ -354,6 +363,7 @@ Result<Child> Child::spawn(const ChildSpec& spec) {
         return sys_error(Exit::os, rc, "cannot run '%s'", name.c_str());
     std::vector<char*> argv = c_strings(spec.argv);
     std::vector<char*> envp = c_strings(spec.env);
+    child.m_spawned = Clock::now();
     if (spec.time_limit.count() > 0)
         child.m_deadline = from_now(spec.time_limit);
     pid_t pid = -1;
@@ -372,7 +382,7 @@ Result<Child> Child::spawn(const ChildSpec& spec) {
 Child::Child(Child&& other) noexcept
     : m_pid(std::exchange(other.m_pid, -1)), m_pidfd(std::move(other.m_pidfd)),
       m_in(std::move(other.m_in)), m_out(std::move(other.m_out)), m_err(std::move(other.m_err)),
-      m_deadline(other.m_deadline), m_status(other.m_status) {}
+      m_spawned(other.m_spawned), m_deadline(other.m_deadline), m_status(other.m_status) {}
 
 Child& Child::operator=(Child&& other) noexcept {
     if (this != &other) {
@@ -382,6 +392,7 @@ Child& Child::operator=(Child&& other) noexcept {
         m_in = std::move(other.m_in);
         m_out = std::move(other.m_out);
         m_err = std::move(other.m_err);
+        m_spawned = other.m_spawned;
         m_deadline = other.m_deadline;
         m_status = other.m_status;
     }
@@ -443,9 +454,10 @@ Result<std::optional<ExitStatus>> Child::wait_until(std::optional<Clock::time_po
 
 Result<ExitStatus> Child::reap(bool timed_out) {
     int wstatus = 0;
+    rusage use{};
     pid_t r = -1;
     do
-        r = ::waitpid(m_pid, &wstatus, 0);
+        r = ::wait4(m_pid, &wstatus, 0, &use);
     while (r < 0 && errno == EINTR);
     if (r < 0) {
         int err = errno;
@@ -453,7 +465,7 @@ Result<ExitStatus> Child::reap(bool timed_out) {
         m_pidfd.reset();
         return sys_error(Exit::os, err, "cannot wait for process %d", pid);
     }
-    ExitStatus status = decode(wstatus);
+    ExitStatus status = decode(wstatus, use, Clock::now() - m_spawned);
     status.timed_out = timed_out;
     m_status = status;
     m_pid = -1;
@@ -515,7 +527,8 @@ Status feed(Fd& fd, std::string_view& input, const std::string& name) {
 }
 
 // Reads what the pipe has now, keeping at most `limit` bytes; closes it at end of file.
-Status drain(Fd& fd, std::string& text, bool& truncated, size_t limit, const std::string& name) {
+Status drain(Fd& fd, std::string& text, bool& truncated, uint64_t& total, size_t limit,
+             const std::string& name) {
     std::array<char, k_chunk> buf; // NOLINT(cppcoreguidelines-pro-type-member-init): read fills it
     ssize_t n = ::read(fd.get(), buf.data(), buf.size());
     if (n < 0) {
@@ -528,6 +541,7 @@ Status drain(Fd& fd, std::string& text, bool& truncated, size_t limit, const std
         return {};
     }
     auto got = static_cast<size_t>(n);
+    total += got;
     size_t keep = std::min(got, limit - std::min(limit, text.size()));
     text.append(buf.data(), keep);
     if (keep < got)
@@ -559,9 +573,9 @@ Result<bool> pump(Child& child, std::string_view input, size_t limit, RunResult&
         if (fds[0].revents != 0)
             SION_CHECK(feed(child.in(), input, name));
         if (fds[1].revents != 0)
-            SION_CHECK(drain(child.out(), r.out, r.out_truncated, limit, name));
+            SION_CHECK(drain(child.out(), r.out, r.out_truncated, r.out_total, limit, name));
         if (fds[2].revents != 0)
-            SION_CHECK(drain(child.err(), r.err, r.err_truncated, limit, name));
+            SION_CHECK(drain(child.err(), r.err, r.err_truncated, r.err_total, limit, name));
     }
 }
 

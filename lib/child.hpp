@@ -12,7 +12,13 @@
 // - A time limit is enforced by whoever waits: when it runs out, the whole process group gets
 //   SIGKILL.
 // - A Child that is dropped (destroyed or assigned over) before it was reaped kills its process
-//   group with SIGKILL and reaps the child. Only waitpid(pid) is used, never waitpid(-1).
+//   group with SIGKILL and reaps the child. Only waitpid(pid) and wait4(pid) are used, never a
+//   wait for any child (-1), which would steal an event loop's children.
+// - Reaping reports what the child used (ExitStatus::cpu_ms, max_rss_kib, wall_ms), from wait4(2):
+//   its CPU time and peak memory include those of the descendants it waited for itself (a command
+//   run as a grandchild under a wrapper is counted), not those of orphans it left behind. The
+//   kernel adds to a process's peak, at exec, the memory it shared with its parent: a descendant
+//   forked (not posix_spawn'd) by a large process reports at least that process's size.
 // - Errors: a program that is not found is Exit::not_found (127), one that cannot be executed is
 //   Exit::cannot_exec (126), with messages like "cannot run 'foo': No such file or directory".
 //   Nothing here prints, exits or throws.
@@ -27,6 +33,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -74,6 +81,10 @@ struct ExitStatus {
     int exit_code = -1;     // the exit code if it exited, else -1
     int signal = 0;         // the signal that ended it, else 0
     bool timed_out = false; // the time limit ran out and the process group was killed
+    // What it used, from wait4(2) when it was reaped:
+    int64_t wall_ms = 0;     // wall clock from just before spawning to the reap
+    int64_t cpu_ms = 0;      // user + system CPU time, its own and its waited-for descendants'
+    int64_t max_rss_kib = 0; // ru_maxrss: the largest peak resident set of it or such a descendant
 };
 
 // "NAME=value" for each of `names` that is set in the current environment, in the order given.
@@ -136,6 +147,7 @@ private:
     pid_t m_pid = -1;
     Fd m_pidfd;
     Fd m_in, m_out, m_err;
+    Clock::time_point m_spawned{};
     std::optional<Clock::time_point> m_deadline;
     std::optional<ExitStatus> m_status;
 };
@@ -146,6 +158,9 @@ struct RunResult : ExitStatus {
     // The child wrote more than the limit; the rest was read and dropped.
     bool out_truncated = false;
     bool err_truncated = false;
+    // How many bytes each stream produced in all, kept or dropped ("how much was cut").
+    uint64_t out_total = 0;
+    uint64_t err_total = 0;
 };
 
 inline constexpr size_t k_default_output_limit = size_t{16} << 20;
@@ -157,7 +172,7 @@ inline constexpr size_t k_default_output_limit = size_t{16} << 20;
 // process group is killed and what was collected so far is returned with timed_out set; otherwise
 // run() returns once the child has exited and both pipes are closed, so a grandchild that keeps
 // them open keeps run() waiting (give it a time limit). Errors are those of spawning, polling and
-// reading.
+// reading. For the same on a libuv loop, many at once, see lib/uv_child.hpp.
 [[nodiscard]] Result<RunResult> run(ChildSpec spec, std::string_view input,
                                     size_t output_limit = k_default_output_limit);
 

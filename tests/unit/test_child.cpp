@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Spawning children: statuses, errors, environment, fds, process groups, time limits, run().
+// Spawning children: statuses, errors, environment, fds, process groups, time limits, run(),
+// resource use (CPU, peak memory, wall clock) and output totals.
 #include "lib/child.hpp"
 
 #include <fcntl.h>
@@ -272,6 +273,60 @@ TEST(Child, OutputCapTruncatesAndKeepsReading) {
     EXPECT_FALSE(exact.out_truncated);
 }
 
+TEST(Child, OutputTotalsCountWhatWasCut) {
+    RunResult r = run_ok(
+        spec_of({"sh", "-c", "head -c 300000 /dev/zero; head -c 5000 /dev/zero >&2"}), {}, 1000);
+    EXPECT_EQ(r.status, 0);
+    EXPECT_EQ(r.out.size(), 1000U);
+    EXPECT_EQ(r.out_total, 300000U);
+    EXPECT_TRUE(r.out_truncated);
+    EXPECT_EQ(r.err.size(), 1000U);
+    EXPECT_EQ(r.err_total, 5000U);
+    EXPECT_TRUE(r.err_truncated);
+
+    RunResult within = run_ok(spec_of({"printf", "abc"}), {}, 3);
+    EXPECT_EQ(within.out_total, 3U);
+    EXPECT_EQ(within.err_total, 0U);
+    EXPECT_FALSE(within.out_truncated);
+}
+
+TEST(Child, CpuTimeOfABusyLoop) {
+    RunResult r =
+        run_ok(spec_of({"sh", "-c", "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done"}));
+    EXPECT_EQ(r.status, 0);
+    EXPECT_GT(r.cpu_ms, 0);
+    EXPECT_GE(r.wall_ms, 0);
+    EXPECT_GT(r.max_rss_kib, 0);
+}
+
+TEST(Child, WallClockFromSpawnToReap) {
+    auto child = Child::spawn(spec_of({"sleep", "0.1"}));
+    ASSERT_TRUE(child) << child.error().message();
+    auto status = child->wait();
+    ASSERT_TRUE(status) << status.error().message();
+    EXPECT_GE(status->wall_ms, 100); // a lower bound only: sleep sleeps at least that long
+    EXPECT_GE(status->cpu_ms, 0);
+}
+
+// dd reads 64 MiB of zeros into one buffer: every page of it is touched.
+constexpr const char* k_touch_64_mib = "dd if=/dev/zero of=/dev/null bs=64M count=1 2>/dev/null";
+
+TEST(Child, PeakMemoryOfTheChild) {
+    RunResult r = run_ok(spec_of({"dd", "if=/dev/zero", "of=/dev/null", "bs=64M", "count=1"}));
+    EXPECT_EQ(r.status, 0);
+    EXPECT_GE(r.max_rss_kib, 60000);
+}
+
+TEST(Child, PeakMemoryIncludesADescendantTheChildWaitedFor) {
+    // As under bwrap: the work is a grandchild, the child waits for it and exits after it.
+    RunResult r = run_ok(spec_of({"sh", "-c", std::string(k_touch_64_mib) + "; exit 0"}));
+    EXPECT_EQ(r.status, 0);
+    EXPECT_GE(r.max_rss_kib, 60000);
+    RunResult cpu = run_ok(
+        spec_of({"sh", "-c", "sh -c 'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done'; exit 0"}));
+    EXPECT_GT(cpu.cpu_ms, 0);
+}
+
 TEST(Child, ChildThatDoesNotReadStdinIsNoError) {
     std::string data = random_bytes(size_t{8} << 20);
     RunResult none = run_ok(spec_of({"true"}), data);
@@ -293,6 +348,7 @@ TEST(Child, TimeLimitKillsTheProcessGroup) {
     EXPECT_TRUE(status->timed_out);
     EXPECT_EQ(status->signal, SIGKILL);
     EXPECT_EQ(status->status, 128 + SIGKILL);
+    EXPECT_GE(status->wall_ms, 50); // a lower bound only: it ran until the limit
     EXPECT_TRUE(gone_eventually(grandchild));
 }
 
