@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: MIT
-# sion_program(<name> SOURCES <files>... [LIBS <targets>...]): one of sion's programs, installed into
-# the bin directory with its man pages (man/<name>.<section>) as the Debian package <name>. This is the
-# only thing a new program needs from the build.
+# sion_program(<name> SOURCES <files>... [LIBS <targets>...] [DEBIAN_DEPENDS <packages>...]): one of
+# sion's programs, installed into the bin directory with its man pages (man/<name>.<section>) as the
+# Debian package <name>, which depends on the packages named (beside the libraries dpkg-shlibdeps finds).
+# This is the only thing a new program needs from the build.
 function(sion_program name)
-  cmake_parse_arguments(P "" "" "SOURCES;LIBS" ${ARGN})
+  cmake_parse_arguments(P "" "" "SOURCES;LIBS;DEBIAN_DEPENDS" ${ARGN})
   add_executable(${name} ${P_SOURCES})
   target_link_libraries(${name} PRIVATE sion_flags sion::lib ${P_LIBS})
   install(TARGETS ${name} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT ${name})
@@ -27,4 +28,5 @@ function(sion_program name)
     add_dependencies(${name} ${name}-man)
   endif()
   set_property(GLOBAL APPEND PROPERTY SION_PROGRAMS ${name})
+  set_property(GLOBAL PROPERTY SION_DEBIAN_DEPENDS_${name} ${P_DEBIAN_DEPENDS})
 endfunction()

@@ -4,6 +4,7 @@
 // their way.
 #pragma once
 
+#include "lib/cli.hpp"
 #include "lib/result.hpp"
 
 #include <chrono>
@@ -21,6 +22,7 @@ struct Limits {
     uint64_t memory = uint64_t{4} << 30;      // RLIMIT_AS (bwrap); the container's memory (Docker)
     uint64_t file_size = uint64_t{512} << 20; // RLIMIT_FSIZE
     uint64_t output = uint64_t{64} << 10;     // stdout and stderr, each
+    uint64_t processes = 256;                 // RLIMIT_NPROC inside the sandbox's user namespace
 };
 
 enum class BackendKind { bwrap, docker };
@@ -36,6 +38,7 @@ struct Config {
     std::string workspace;              // absolute, as resolved; mounted at /workspace
     std::string workspace_as_given;     // as the user wrote it, for messages
     std::vector<std::string> reads;     // --sandbox-read, absolute
+    std::vector<std::string> reads_as_given;
     BackendKind backend = BackendKind::bwrap;
     std::string image;                  // Docker: name@sha256:<64 hex>
     Network network = Network::none;
@@ -54,6 +57,18 @@ struct Config {
 //   "with bubblewrap the network is none, declared or host, not sion-egress"
 //   "Docker's \"bridge\" network does not restrict where a command connects: name a network you set up"
 [[nodiscard]] Status parse_network(Config& config, std::string_view text);
+
+// The configuration exec and serve take from their options (--workspace, --sandbox-read,
+// --backend, --network, --allow-host, --timeout, --cpu, --memory, --file-size, --output, --home).
+// The workspace defaults to the current directory and must be a directory; the home to $SION_HOME
+// as resolve_home() finds it (it need not exist). Paths are resolved as resolve_path() does; the
+// *_as_given members keep what the user wrote, with the home directory shown as "~". Errors:
+// Exit::usage for a malformed number, Exit::config for the rest. Pre-flight (preflight.hpp) is
+// separate.
+[[nodiscard]] Result<Config> config_from_args(const Args& args);
+
+// `path` for messages: as given, with a leading $HOME shown as "~" (the shell's reading reversed).
+[[nodiscard]] std::string display_path(const std::string& path);
 
 // A byte count: digits with an optional K, M, G (powers of 1024; KiB, MiB, GiB too). Exit::usage.
 [[nodiscard]] Result<uint64_t> parse_bytes(std::string_view text);

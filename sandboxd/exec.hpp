@@ -6,8 +6,10 @@
 #include "lib/result.hpp"
 
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -35,7 +37,10 @@ struct ExecResult {
 };
 
 // sandbox/exec's params (schemas/sandbox.exec.params.json): {"command": "..."} or {"argv": [...]},
-// optional "stdin", "env" (object of strings), "timeout" (seconds, a number). Exit::data on errors.
+// optional "stdin", "env" (object of strings), "timeout" (seconds, a number). Exit::data on errors:
+//   "give either 'command' or 'argv'", "member 'argv' is empty", "member 'timeout' must be more
+//   than 0 seconds", "environment variable name 'A=B' is not a name".
+// Unknown members are ignored.
 [[nodiscard]] Result<ExecRequest> exec_request_from_json(JsonView params);
 [[nodiscard]] Json exec_request_to_json(const ExecRequest& request);
 
@@ -44,8 +49,17 @@ struct ExecResult {
 [[nodiscard]] Json exec_result_to_json(const ExecResult& result);
 [[nodiscard]] Result<ExecResult> exec_result_from_json(JsonView json);
 
-// Cuts `text` at `cap` bytes (at a UTF-8 boundary) and adds the line that says how much was cut:
-// "[... 12345 more bytes cut]". Returns whether it cut.
+// The argv a request runs: its argv, or /bin/sh -c COMMAND.
+[[nodiscard]] std::vector<std::string> request_argv(const ExecRequest& request);
+
+// Cuts `text` (the first bytes of `total_bytes` written) at `cap` bytes, backing up to a UTF-8
+// boundary, and adds the line that says how much was cut: "[... 12345 more bytes cut]" (after a
+// newline if the kept text does not end with one). Returns whether it cut. `text` longer than
+// `cap` is cut even when `total_bytes` is smaller.
 bool cut_output(std::string& text, uint64_t cap, uint64_t total_bytes);
+
+// `bytes` as JSON can carry them: NUL bytes and bytes that are not well-formed UTF-8 become
+// U+FFFD, one each.
+[[nodiscard]] std::string text_for_json(std::string_view bytes);
 
 } // namespace sion::sandboxd

@@ -1,0 +1,21 @@
+// SPDX-License-Identifier: MIT
+// sion-sandbox's commands; each takes the argv that follows the program's name (argv[0] is the
+// command's word) and returns the exit status.
+#pragma once
+
+#include "lib/cli.hpp"
+
+#include <vector>
+
+namespace sion::sandbox_cmd {
+
+// The options exec and serve share (the list), and --json for exec.
+[[nodiscard]] std::vector<OptionSpec> sandbox_options(bool with_json);
+
+[[nodiscard]] int exec_command(int argc, const char* const* argv);
+[[nodiscard]] int serve_command(int argc, const char* const* argv);
+// Hidden: what runs inside the sandbox, and the switch to the workspace's owner.
+[[nodiscard]] int init_command(int argc, const char* const* argv);
+[[nodiscard]] int become_command(int argc, const char* const* argv);
+
+} // namespace sion::sandbox_cmd

@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: MIT
+// sion-sandbox init (hidden): what runs inside the sandbox. --exec runs one command as pid 1 and
+// reports how it ended on the status pipe; --serve answers init/exec on stdin and stdout.
+#include "cmd/sion-sandbox/commands.hpp"
+
+#include "sandboxd/bwrap.hpp"
+#include "sandboxd/init.hpp"
+#include "sandboxd/limits.hpp"
+
+#include "lib/fd.hpp"
+#include "lib/log.hpp"
+
+#include <cstdlib>
+
+namespace sion::sandbox_cmd {
+
+namespace {
+
+using namespace sion::sandboxd;
+
+CommandSpec init_spec() {
+    std::vector<OptionSpec> options = limit_options();
+    options.push_back({"exec", 0, nullptr, "run COMMAND as pid 1 and report on --status-fd"});
+    options.push_back({"status-fd", 0, "FD", "where --exec reports how the command ended"});
+    options.push_back({"serve", 0, nullptr, "answer init/exec on stdin and stdout"});
+    options.push_back({"proxy-socket", 0, "PATH", "--serve: forward 127.0.0.1 to this proxy"});
+    return {
+        "sion-sandbox init",
+        "sion-sandbox init --exec --status-fd FD [limits] -- COMMAND [ARGS...]\n"
+        "sion-sandbox init --serve [--proxy-socket PATH] [limits]",
+        "Runs inside the sandbox, started by sion-sandbox exec and serve; not for people.",
+        std::move(options),
+    };
+}
+
+int status_fd(const Args& args) {
+    auto v = args.value("status-fd");
+    int fd = v ? std::atoi(v->c_str()) : -1;
+    if (fd < 3)
+        die(usage_error("option '--status-fd' needs a descriptor of 3 or more"));
+    return fd;
+}
+
+int exec_mode(const Args& args, const Limits& limits) {
+    int fd = status_fd(args);
+    close_stray_fds(fd);
+    Fd status(fd);
+    if (args.operands().empty())
+        die(usage_error("a command is needed after --"));
+    ExitStatus ended;
+    auto ran = init_exec(limits, args.operands());
+    if (ran) {
+        ended = *ran;
+    } else {
+        // The command's stderr is ours: the message lands where its own would have.
+        report(ran.error());
+        ended.status = to_int(ran.error().exit());
+        ended.exit_code = ended.status;
+    }
+    (void)write_all(status.get(), report_line(ended)); // a reader gone is not ours to report
+    return ended.status;
+}
+
+} // namespace
+
+int init_command(int argc, const char* const* argv) {
+    const CommandSpec spec = init_spec();
+    Args args = parse_args_or_exit(spec, argc, argv);
+    auto limits = limits_from_args(args);
+    if (!limits)
+        die(limits.error());
+    if (args.has("exec"))
+        return exec_mode(args, *limits);
+    if (args.has("serve")) {
+        close_stray_fds(-1);
+        if (Status ok = init_serve(*limits, args.value("proxy-socket").value_or("")); !ok)
+            die(ok.error());
+        return 0;
+    }
+    die(usage_error("give --exec or --serve"));
+}
+
+int become_command(int argc, const char* const* argv) {
+    const CommandSpec spec{
+        "sion-sandbox become",
+        "sion-sandbox become UID GID -- PROGRAM [ARGS...]",
+        "Run PROGRAM as UID:GID with no supplementary groups; started by exec and serve as root.",
+        {},
+    };
+    Args args = parse_args_or_exit(spec, argc, argv);
+    const auto& ops = args.operands();
+    if (ops.size() < 3)
+        die(usage_error("give UID GID -- PROGRAM [ARGS...]"));
+    char* end = nullptr;
+    unsigned long uid = std::strtoul(ops[0].c_str(), &end, 10);
+    bool bad = *end != '\0';
+    unsigned long gid = std::strtoul(ops[1].c_str(), &end, 10);
+    if (bad || *end != '\0' || ops[0].empty() || ops[1].empty())
+        die(usage_error("UID and GID must be numbers"));
+    std::vector<std::string> program(ops.begin() + 2, ops.end());
+    die(become(static_cast<uid_t>(uid), static_cast<gid_t>(gid), program));
+}
+
+} // namespace sion::sandbox_cmd

@@ -1,0 +1,259 @@
+// SPDX-License-Identifier: MIT
+// Starting bubblewrap as the right user with the layout, and one command in a fresh sandbox.
+#include "sandboxd/bwrap.hpp"
+
+#include "sandboxd/capture.hpp"
+#include "sandboxd/limits.hpp"
+
+#include "lib/json.hpp"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <climits>
+#include <cerrno>
+#include <cstdlib>
+#include <string_view>
+
+namespace sion::sandboxd {
+
+namespace {
+
+constexpr const char* k_self = "/proc/self/exe";
+
+Result<Fd> open_path(const std::string& path, int flags, const char* what) {
+    int fd = ::open(path.c_str(), O_PATH | O_CLOEXEC | flags);
+    if (fd < 0)
+        return sys_error(Exit::config, errno, "cannot open %s '%s'", what, path.c_str());
+    return Fd(fd);
+}
+
+// A pipe holding `text`, closed for writing: bwrap reads it to its end.
+Result<Fd> data_pipe(const std::string& text) {
+    SION_TRY(Pipe pipe, Pipe::make());
+    SION_CHECK(write_all(pipe.write.get(), text));
+    return std::move(pipe.read);
+}
+
+// Gives the child `fd` (kept in launch.fds) as the next free number; returns that number.
+int give(Launch& launch, Fd fd, int& next) {
+    int number = next++;
+    launch.spec.extra_fds.push_back({fd.get(), number});
+    launch.fds.push_back(std::move(fd));
+    return number;
+}
+
+// Where this program is, to bind it into the sandbox.
+Result<std::string> own_path() {
+    std::array<char, PATH_MAX> buf{};
+    ssize_t n = ::readlink(k_self, buf.data(), buf.size() - 1);
+    if (n <= 0)
+        return sys_error(Exit::os, errno, "cannot find this program ('%s')", k_self);
+    std::string path(buf.data(), static_cast<size_t>(n));
+    constexpr std::string_view k_deleted = " (deleted)";
+    if (path.size() > k_deleted.size() &&
+        std::string_view(path).substr(path.size() - k_deleted.size()) == k_deleted)
+        return make_error(Exit::unavailable, "cannot bind this program into the sandbox: '%s' was "
+                                             "replaced or removed since it started",
+                          path.substr(0, path.size() - k_deleted.size()).c_str());
+    return path;
+}
+
+Result<Layout> open_layout(Launch& launch, int& next) {
+    Layout fds;
+    SION_TRY(fds.exe, own_path());
+    SION_TRY(Fd passwd, data_pipe(passwd_text()));
+    fds.passwd = give(launch, std::move(passwd), next);
+    SION_TRY(Fd group, data_pipe(group_text()));
+    fds.group = give(launch, std::move(group), next);
+    SION_TRY(Fd hosts, data_pipe(hosts_text()));
+    fds.hosts = give(launch, std::move(hosts), next);
+    return fds;
+}
+
+Status check_supported(const Config& config) {
+    if (config.backend != BackendKind::bwrap)
+        return make_error(Exit::software, "internal error: bwrap asked for a Docker sandbox");
+    return {};
+}
+
+// Why bwrap made no sandbox, from what it wrote, with the fix when it is a known one.
+Error sandbox_failure(const Captured& c, const Launch& launch) {
+    std::string_view err = c.err;
+    std::string line(err.substr(0, err.find('\n')));
+    if (line.empty())
+        line = c.signal != 0 ? "bwrap was killed by signal " + std::to_string(c.signal)
+                             : "bwrap exited with status " + std::to_string(c.status);
+    std::string fix;
+    if (line.find("namespace") != std::string::npos || line.find("uid map") != std::string::npos ||
+        line.find("Operation not permitted") != std::string::npos)
+        fix = " (unprivileged user namespaces are refused: allow them with sysctl "
+              "kernel.unprivileged_userns_clone=1, or on Ubuntu kernel."
+              "apparmor_restrict_unprivileged_userns=0)";
+    else if (launch.as_owner && line.find("Permission denied") != std::string::npos)
+        fix = " (bwrap runs as the workspace's owner, uid " + std::to_string(launch.uid) +
+              ", who must be able to reach the workspace, the --sandbox-read directories and this "
+              "program)";
+    return make_error(Exit::unavailable, "cannot make the sandbox: %s%s", line.c_str(), fix.c_str());
+}
+
+// Reads init's status line into `r`; false when there is none (init never ran the command).
+bool read_status(const std::string& text, ExecResult& r) {
+    auto json = Json::parse(std::string_view(text).substr(0, text.find('\n')));
+    if (!json)
+        return false;
+    auto exit = json->view().integer("exit");
+    if (!exit)
+        return false;
+    r.exit = static_cast<int>(*exit);
+    if (auto signal = json->view().integer("signal"); signal && *signal > 0)
+        r.signal = static_cast<int>(*signal);
+    r.cpu_ms = json->view().integer_or("cpu_ms", 0).value_or(0);
+    r.max_rss_kib = json->view().integer_or("max_rss_kib", 0).value_or(0);
+    return true;
+}
+
+Result<ExecResult> interpret(Captured c, uint64_t cap, const Launch& launch) {
+    ExecResult r;
+    r.wall_ms = c.wall.count();
+    if (c.timed_out) {
+        r.exit = to_int(Exit::timeout);
+        r.signal = 9;
+        r.timed_out = true;
+    } else if (!read_status(c.report, r)) {
+        return sandbox_failure(c, launch);
+    }
+    bool cut_out = cut_output(c.out, cap, c.out_total);
+    bool cut_err = cut_output(c.err, cap, c.err_total);
+    r.truncated = cut_out || cut_err;
+    r.stdout_text = std::move(c.out);
+    r.stderr_text = std::move(c.err);
+    return r;
+}
+
+} // namespace
+
+Result<std::string> find_bwrap() {
+    // NOLINTNEXTLINE(concurrency-mt-unsafe): read before any thread runs
+    const char* path = std::getenv("PATH");
+    std::string_view search = path != nullptr && *path != '\0' ? path : "/usr/bin:/bin";
+    while (true) {
+        size_t colon = search.find(':');
+        std::string dir(search.substr(0, colon));
+        if (!dir.empty() && dir[0] == '/') {
+            std::string candidate = dir + "/bwrap";
+            if (::access(candidate.c_str(), X_OK) == 0)
+                return candidate;
+        }
+        if (colon == std::string_view::npos)
+            break;
+        search.remove_prefix(colon + 1);
+    }
+    return make_error(Exit::unavailable,
+                      "cannot find bwrap: install bubblewrap (apt-get install bubblewrap)");
+}
+
+Result<BwrapUser> bwrap_user(const Config& config) {
+    BwrapUser user{::geteuid(), ::getegid(), false};
+    SION_TRY(Fd workspace, open_path(config.workspace, O_DIRECTORY, "the workspace"));
+    struct stat st {};
+    if (::fstat(workspace.get(), &st) != 0)
+        return sys_error(Exit::os, errno, "cannot inspect the workspace '%s'",
+                         config.workspace.c_str());
+    if (user.uid != 0 || st.st_uid == 0)
+        return user;
+    user = {st.st_uid, st.st_gid, true};
+    std::vector<char> buf(16384);
+    struct passwd entry {};
+    struct passwd* found = nullptr;
+    if (::getpwuid_r(st.st_uid, &entry, buf.data(), buf.size(), &found) == 0 && found != nullptr)
+        user.gid = found->pw_gid;
+    return user;
+}
+
+Result<Launch> prepare_launch(const Config& config, Pid1 pid1, const std::vector<std::string>& env,
+                              int status_fd, const std::string& proxy_socket) {
+    SION_CHECK(check_supported(config));
+    SION_TRY(std::string bwrap, find_bwrap());
+    Launch launch;
+    SION_TRY(BwrapUser user, bwrap_user(config));
+    launch.as_owner = user.as_owner;
+    launch.uid = user.uid;
+    launch.gid = user.gid;
+    int next = k_status_fd;
+    if (status_fd >= 0)
+        launch.spec.extra_fds.push_back({status_fd, next++});
+    SION_TRY(Layout fds, open_layout(launch, next));
+    fds.proxy_socket = proxy_socket;
+    if (launch.as_owner)
+        launch.spec.argv = {k_self, "become", std::to_string(launch.uid),
+                            std::to_string(launch.gid), "--"};
+    launch.spec.argv.push_back(bwrap);
+    std::vector<std::string> layout = layout_args(config, probe_host_root(), fds, pid1, env);
+    launch.spec.argv.insert(launch.spec.argv.end(), layout.begin(), layout.end());
+    return launch;
+}
+
+std::vector<std::string>
+command_env(const std::vector<std::pair<std::string, std::string>>& extra) {
+    // NOLINTNEXTLINE(concurrency-mt-unsafe): read before any thread runs
+    const char* term = std::getenv("TERM");
+    std::vector<std::string> env = sandbox_env(term != nullptr ? term : "");
+    for (const auto& [name, value] : extra)
+        env_set(env, name, value);
+    return env;
+}
+
+Result<ExecResult> exec_once(const Config& config, const ExecRequest& request,
+                             const std::optional<std::string>& input) {
+    SION_TRY(Pipe status, Pipe::make());
+    SION_TRY(Launch launch, prepare_launch(config, Pid1::init, command_env(request.env),
+                                           status.write.get()));
+    std::vector<std::string>& argv = launch.spec.argv;
+    argv.insert(argv.end(), {"--", k_exe_inside, "init", "--exec", "--status-fd",
+                             std::to_string(k_status_fd)});
+    std::vector<std::string> limits = limits_to_args(config.limits);
+    argv.insert(argv.end(), limits.begin(), limits.end());
+    argv.emplace_back("--");
+    std::vector<std::string> command = request_argv(request);
+    argv.insert(argv.end(), command.begin(), command.end());
+
+    CaptureSpec spec;
+    spec.child = launch.spec;
+    spec.child.time_limit = config.limits.timeout;
+    if (request.timeout)
+        spec.child.time_limit = std::min<std::chrono::milliseconds>(*request.timeout,
+                                                                    config.limits.timeout);
+    spec.input = input;
+    spec.cap = config.limits.output;
+    spec.status_fd = status.read.release();
+    spec.close_after_spawn = std::move(launch.fds);
+    spec.close_after_spawn.push_back(std::move(status.write));
+    SION_TRY(Captured c, capture(std::move(spec)));
+    return interpret(std::move(c), config.limits.output, launch);
+}
+
+Error become(uid_t uid, gid_t gid, const std::vector<std::string>& argv) {
+    if (argv.empty())
+        return make_error(Exit::software, "become: nothing to run");
+    if (::setgroups(0, nullptr) != 0)
+        return sys_error(Exit::no_perm, errno, "cannot drop supplementary groups");
+    if (::setresgid(gid, gid, gid) != 0)
+        return sys_error(Exit::no_perm, errno, "cannot become group %u", static_cast<unsigned>(gid));
+    if (::setresuid(uid, uid, uid) != 0)
+        return sys_error(Exit::no_perm, errno, "cannot become user %u", static_cast<unsigned>(uid));
+    std::vector<char*> args;
+    for (const std::string& a : argv)
+        args.push_back(const_cast<char*>(a.c_str())); // NOLINT: execv does not write through them
+    args.push_back(nullptr);
+    ::execve(args[0], args.data(), environ);
+    return sys_error(errno == ENOENT ? Exit::not_found : Exit::cannot_exec, errno,
+                     "cannot run '%s'", argv[0].c_str());
+}
+
+} // namespace sion::sandboxd

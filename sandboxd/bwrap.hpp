@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: MIT
+// Starting bubblewrap: finding it, choosing who runs it, opening what the layout binds, and running
+// one command in a fresh sandbox (exec) or starting the warm sandbox's init (serve).
+//
+// Who runs bwrap: this process's user, except that root runs it as the workspace's owner (their
+// passwd entry's group, else the workspace's) when the workspace is not root's, so that the user
+// namespace maps 10001 to them and what a command writes in the workspace stays theirs. The switch
+// is made by this program itself, re-executed as `sion-sandbox become UID GID -- bwrap …`: it drops
+// to the owner and execs bwrap, so that every spawn still goes through lib/child.
+//
+// What bwrap binds it finds by path, as the user it runs as: the workspace's owner must be able to
+// reach the workspace, the --sandbox-read directories and this program (bwrap 0.8 resolves even a
+// descriptor's path with realpath(3), so passing descriptors would not spare that). A refusal is
+// Exit::unavailable naming the owner.
+#pragma once
+
+#include "sandboxd/config.hpp"
+#include "sandboxd/exec.hpp"
+#include "sandboxd/mounts.hpp"
+
+#include "lib/child.hpp"
+#include "lib/fd.hpp"
+#include "lib/result.hpp"
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sion::sandboxd {
+
+// The first executable "bwrap" on $PATH. Exit::unavailable:
+//   "cannot find bwrap: install bubblewrap (apt-get install bubblewrap)"
+[[nodiscard]] Result<std::string> find_bwrap();
+
+// Who runs bwrap: this process's user, or, when that is root and the workspace is not root's, the
+// workspace's owner (as_owner) with their passwd entry's group (else the workspace's).
+struct BwrapUser {
+    uid_t uid = 0;
+    gid_t gid = 0;
+    bool as_owner = false;
+};
+
+// Exit::config when the workspace cannot be opened.
+[[nodiscard]] Result<BwrapUser> bwrap_user(const Config& config);
+
+// A bwrap start, prepared: the descriptors it is given stay open while this lives.
+struct Launch {
+    ChildSpec spec;          // argv: [become …] bwrap <layout>; the caller appends "--" and init
+    std::vector<Fd> fds;     // owned; spec.extra_fds borrows them
+    bool as_owner = false;   // bwrap runs as the workspace's owner, through `become`
+    uid_t uid = 0;           // who runs bwrap
+    gid_t gid = 0;
+};
+
+// The fd number inside the sandbox where init finds its status pipe (exec), when one is given.
+inline constexpr int k_status_fd = 3;
+
+// Prepares bwrap for `config` with the command environment `env`. `status_fd` (a pipe's write end,
+// borrowed) becomes fd k_status_fd in bwrap and init, unless it is -1. `proxy_socket`, when not
+// empty, is bound at k_proxy_inside. Errors: Exit::unavailable (no bwrap; the Docker backend,
+// which is not bwrap's), Exit::config (the workspace), Exit::os.
+[[nodiscard]] Result<Launch> prepare_launch(const Config& config, Pid1 pid1,
+                                            const std::vector<std::string>& env, int status_fd,
+                                            const std::string& proxy_socket = {});
+
+// The command's environment: sandbox_env() with TERM from this process, then `extra` (NAME, value)
+// replacing or adding entries.
+[[nodiscard]] std::vector<std::string>
+command_env(const std::vector<std::pair<std::string, std::string>>& extra);
+
+// Runs one command in a fresh sandbox (init --exec as its pid 1) within config's limits and the
+// request's timeout. `input`: bytes for the command's stdin, or nullopt to pass this process's.
+// The result's output is cut at config.limits.output. Errors: Exit::unavailable when bwrap is
+// missing or cannot make the sandbox (its message, and the fix when it is known), Exit::os and
+// Exit::io. Not for a declared network with hosts, which needs the warm sandbox's proxy (warm.hpp).
+[[nodiscard]] Result<ExecResult> exec_once(const Config& config, const ExecRequest& request,
+                                           const std::optional<std::string>& input);
+
+// What `sion-sandbox become UID GID -- PROGRAM ARGS…` does: drops every supplementary group, sets
+// the group and user ids (real, effective, saved) and execs PROGRAM (a path). Returns only on
+// failure (Exit::os, Exit::no_perm).
+[[nodiscard]] Error become(uid_t uid, gid_t gid, const std::vector<std::string>& argv);
+
+} // namespace sion::sandboxd

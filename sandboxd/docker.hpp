@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: MIT
+// The Docker backend: each command in a `docker run --rm` of its own, as the seed's table says.
+//
+// Contract:
+// - What a command gets (seed "A shell in a sandbox", the Docker column): the image's programs,
+//   read-only (`--read-only`); the workspace at /workspace, its working directory; a private /tmp
+//   of 256 MiB; HOME=/workspace; the workspace's owner as its user (uid and gid of the workspace
+//   directory outside), no capabilities, no new privileges, a small init as pid 1 (`--init`, which
+//   reaps and lets signals work); the network Config says, `none` or a network the user set up by
+//   name (parse_network refuses Docker's own `bridge` and `host`); Limits::memory of memory and no
+//   swap, 256 processes, 2 CPUs, Limits::cpu CPU seconds and Limits::file_size bytes a file a
+//   process; Limits::timeout of wall-clock time (less if the request asks), and Limits::output
+//   bytes of stdout and of stderr.
+// - The image is named by digest (parse_backend checks that) and must already be on the machine:
+//   every run is `--pull never`, and nothing here ever pulls.
+// - Every container carries the label `sion-sandbox=<the runtime's pid>`, and its name is unique,
+//   so the containers a killed runtime left running are found with
+//   `docker ps --filter label=sion-sandbox`.
+// - The engine is whichever the `docker` command on PATH reaches: DOCKER_HOST, DOCKER_CONTEXT,
+//   DOCKER_CONFIG and the other DOCKER_* settings, PATH and HOME are passed to it from the
+//   environment; nothing of a request reaches the docker command's own environment (a request's
+//   variables are given with --env on its command line, where the host's process list shows them).
+// - Nothing here prints, exits or throws. All functions may be called from several threads at
+//   once; each runs the `docker` command and waits for it.
+#pragma once
+
+#include "lib/result.hpp"
+#include "sandboxd/config.hpp"
+#include "sandboxd/exec.hpp"
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sion::sandboxd {
+
+// The label every container carries; its value is the pid of the process that started it.
+inline constexpr std::string_view k_docker_label = "sion-sandbox";
+// What every container gets besides Limits.
+inline constexpr int k_docker_pids = 256;
+inline constexpr std::string_view k_docker_cpus = "2";
+inline constexpr std::string_view k_docker_tmpfs = "/tmp:rw,exec,nosuid,nodev,size=256m,mode=1777";
+
+// The `docker run` command line that runs `request` as the seed says, as user uid:gid, in a
+// container named `container_name`: `docker run --rm -i --init --pull never ... --entrypoint ''
+// -- IMAGE /bin/sh -c COMMAND` (or `-- IMAGE ARGV...`). Everything after `--` is the command's, so
+// a command or an image that starts with "-" is never taken for an option. The request's env
+// entries follow HOME=/workspace as `--env NAME=value`. Checks nothing: docker_exec() does.
+[[nodiscard]] std::vector<std::string> docker_run_argv(const Config& config,
+                                                       const ExecRequest& request, uid_t uid,
+                                                       gid_t gid,
+                                                       const std::string& container_name);
+
+// A container name no other call returns, in this process or another: "sion-<pid>-<n>-<8 hex>".
+[[nodiscard]] std::string docker_container_name();
+
+// Runs `request` in a container of `config.image` and waits for it, collecting stdout and stderr
+// (each cut at Limits::output with a line "[... N more bytes cut]"); request.input is its stdin.
+// - The container's exit status is passed through in ExecResult::exit, 126 and 127 too (the
+//   program could not be run, or was not found: the init's message in stderr says which); a status
+//   above 128 is taken as a signal (128 + n, as docker reports a container killed by signal n, the
+//   memory limit's SIGKILL among them) and also set in ExecResult::signal.
+// - When the time limit (Limits::timeout, or the request's if shorter) runs out, the container is
+//   removed by name (`docker rm --force`; killing `docker run` would leave it running), again
+//   until `docker run` has ended, so that one still being created is caught too; the result has
+//   timed_out, exit 124 and signal 9 (as bubblewrap's), and what the command printed until then.
+//   A thread watches the time while the call waits.
+// - cpu_ms and max_rss_kib are 0: the command runs under the engine, not as our child.
+// Errors (docker's own failure is an Error, never a command's status):
+// - Exit::data: nothing to run, both a command and an argv, or an env name that is not one.
+// - Exit::no_input: the workspace cannot be used ("cannot use the workspace '/w': ...").
+// - Exit::unavailable: docker is not installed, the engine does not answer, the image is not on
+//   the machine (docker_image_present()'s message), or docker could not start the container
+//   ("docker cannot run the command: Error response from daemon: ..."); or the time ran out and
+//   the container could not be removed (it may still run).
+// - Exit::no_perm: the engine's socket refuses this user.
+// - As capture() says: spawning and reading fail.
+[[nodiscard]] Result<ExecResult> docker_exec(const Config& config, const ExecRequest& request);
+
+// The same with `input` as the command's stdin instead of request.input, or std::nullopt to give it
+// this process's own stdin (`docker run -i` reads it): exec_once()'s convention, for
+// `sion-sandbox exec -- COMMAND`. Never nullopt where stdin is a pipe protocol (serve).
+[[nodiscard]] Result<ExecResult> docker_exec(const Config& config, const ExecRequest& request,
+                                             const std::optional<std::string>& input);
+
+// docker run's own failure, read from its stderr, as docker's message without "docker: ": the last
+// line but the usage trailer and docker's own log lines, when it says "docker: ...", or else the
+// first line when the usage trailer ends `stderr_text` (docker's usage errors); std::nullopt when
+// docker said nothing of its own. docker_exec() reads a status of 125 with this: a command that
+// exits 125 itself is not docker failing. A command's stderr ends like docker's only on purpose.
+[[nodiscard]] std::optional<std::string> docker_run_failure(const std::string& stderr_text);
+
+// The engine answers (`docker version`, within 15 s). Errors, each one line naming the fix:
+//   Exit::unavailable "docker is not installed: install Debian's docker.io"
+//   Exit::unavailable "no Docker engine answers at 'unix:///var/run/docker.sock': start it
+//                      (systemctl start docker), or install Debian's docker.io"
+//   Exit::no_perm     "the Docker engine at '...' refuses this user: permission denied: ..."
+//   Exit::unavailable the engine did not answer in time, or docker's own message
+[[nodiscard]] Status docker_engine_ready();
+
+// The image is on the machine (`docker image inspect`; never a pull). Errors:
+//   Exit::unavailable "image 'NAME@sha256:...' is not on this machine: load it first (docker pull
+//                      or docker load), sion never pulls"
+//   and docker_engine_ready()'s when the engine does not answer.
+[[nodiscard]] Status docker_image_present(const std::string& image);
+
+} // namespace sion::sandboxd

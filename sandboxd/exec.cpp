@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: MIT
+// sandbox/exec's params and result as JSON, and output cut at its cap.
+#include "sandboxd/exec.hpp"
+
+#include "lib/text.hpp"
+#include "lib/utf8.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cinttypes>
+#include <cmath>
+
+namespace sion::sandboxd {
+
+namespace {
+
+constexpr std::string_view k_replacement = "\xEF\xBF\xBD"; // U+FFFD
+
+// A name as the shell takes one: a letter or '_', then letters, digits and '_'.
+bool valid_env_name(std::string_view name) {
+    if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0])))
+        return false;
+    for (char c : name)
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_')
+            return false;
+    return true;
+}
+
+Status read_argv(JsonView params, ExecRequest& request) {
+    SION_TRY(JsonView argv, params.array("argv"));
+    if (argv.size() == 0)
+        return make_error(Exit::data, "member 'argv' is empty");
+    for (JsonView item : argv) {
+        auto s = item.as_string();
+        if (!s)
+            return make_error(Exit::data, "member 'argv' holds %s, not only strings",
+                              item.type_name());
+        request.argv.emplace_back(*s);
+    }
+    return {};
+}
+
+Status read_env(JsonView params, ExecRequest& request) {
+    JsonView env = params.get("env");
+    if (!env || env.is_null())
+        return {};
+    if (!env.is_object())
+        return make_error(Exit::data, "member 'env' is %s, not an object", env.type_name());
+    for (JsonView item : env) {
+        std::string name(item.key());
+        if (!valid_env_name(name))
+            return make_error(Exit::data, "environment variable name '%s' is not a name",
+                              name.c_str());
+        auto value = item.as_string();
+        if (!value)
+            return make_error(Exit::data, "environment variable '%s' is %s, not a string",
+                              name.c_str(), item.type_name());
+        request.env.emplace_back(std::move(name), std::string(*value));
+    }
+    return {};
+}
+
+Status read_timeout(JsonView params, ExecRequest& request) {
+    JsonView t = params.get("timeout");
+    if (!t || t.is_null())
+        return {};
+    SION_TRY(double seconds, t.as_number());
+    if (!(seconds > 0) || !std::isfinite(seconds) || seconds > 366.0 * 24 * 3600)
+        return make_error(Exit::data, "member 'timeout' must be more than 0 seconds, and finite");
+    request.timeout = std::chrono::milliseconds(static_cast<int64_t>(std::ceil(seconds * 1000)));
+    return {};
+}
+
+// The length of a UTF-8 sequence its lead byte announces; 1 for anything else.
+size_t sequence_length(unsigned char lead) {
+    if (lead >= 0xF0 && lead < 0xF8)
+        return 4;
+    if (lead >= 0xE0)
+        return lead < 0xF0 ? 3 : 1;
+    if (lead >= 0xC0)
+        return 2;
+    return 1;
+}
+
+// `keep`, or less so that text[0, keep) does not end inside a character.
+size_t utf8_boundary(std::string_view text, size_t keep) {
+    for (size_t back = 1; back <= 4 && back <= keep; ++back) {
+        auto c = static_cast<unsigned char>(text[keep - back]);
+        if ((c & 0xC0) != 0x80)
+            return sequence_length(c) > back ? keep - back : keep;
+    }
+    return keep;
+}
+
+} // namespace
+
+Result<ExecRequest> exec_request_from_json(JsonView params) {
+    if (!params.is_object())
+        return make_error(Exit::data, "the params are %s, not an object", params.type_name());
+    ExecRequest request;
+    bool has_command = params.get("command").exists();
+    bool has_argv = params.get("argv").exists();
+    if (has_command == has_argv)
+        return make_error(Exit::data, "give either 'command' or 'argv'");
+    if (has_command) {
+        SION_TRY(std::string_view command, params.string("command"));
+        request.command = std::string(command);
+    } else {
+        SION_CHECK(read_argv(params, request));
+    }
+    if (params.get("stdin").exists()) {
+        SION_TRY(std::string_view input, params.string_or("stdin", ""));
+        request.input = std::string(input);
+    }
+    SION_CHECK(read_env(params, request));
+    SION_CHECK(read_timeout(params, request));
+    return request;
+}
+
+Json exec_request_to_json(const ExecRequest& request) {
+    Json out = Json::object();
+    if (!request.argv.empty()) {
+        Json argv = Json::array();
+        for (const std::string& a : request.argv)
+            argv.push(Json::string(a));
+        out.set("argv", std::move(argv));
+    } else {
+        out.set("command", request.command);
+    }
+    if (!request.input.empty())
+        out.set("stdin", request.input);
+    if (!request.env.empty()) {
+        Json env = Json::object();
+        for (const auto& [name, value] : request.env)
+            env.set(name, value);
+        out.set("env", std::move(env));
+    }
+    if (request.timeout)
+        out.set("timeout", Json::number(static_cast<double>(request.timeout->count()) / 1000));
+    return out;
+}
+
+Json exec_result_to_json(const ExecResult& result) {
+    Json out = Json::object();
+    out.set("exit", result.exit);
+    out.set("signal", result.signal ? Json::integer(*result.signal) : Json::null());
+    out.set("timed_out", result.timed_out);
+    out.set("stdout", text_for_json(result.stdout_text));
+    out.set("stderr", text_for_json(result.stderr_text));
+    out.set("truncated", result.truncated);
+    out.set("wall_ms", result.wall_ms);
+    out.set("cpu_ms", result.cpu_ms);
+    out.set("max_rss_kib", result.max_rss_kib);
+    return out;
+}
+
+Result<ExecResult> exec_result_from_json(JsonView json) {
+    if (!json.is_object())
+        return make_error(Exit::data, "the result is %s, not an object", json.type_name());
+    ExecResult r;
+    SION_TRY(int64_t exit, json.integer("exit"));
+    r.exit = static_cast<int>(exit);
+    JsonView signal = json.get("signal");
+    if (signal && !signal.is_null()) {
+        SION_TRY(int64_t n, signal.as_int());
+        r.signal = static_cast<int>(n);
+    }
+    SION_TRY(r.timed_out, json.boolean("timed_out"));
+    SION_TRY(std::string_view out, json.string("stdout"));
+    SION_TRY(std::string_view err, json.string("stderr"));
+    r.stdout_text = std::string(out);
+    r.stderr_text = std::string(err);
+    SION_TRY(r.truncated, json.boolean("truncated"));
+    SION_TRY(r.wall_ms, json.integer("wall_ms"));
+    SION_TRY(r.cpu_ms, json.integer("cpu_ms"));
+    SION_TRY(r.max_rss_kib, json.integer("max_rss_kib"));
+    return r;
+}
+
+std::vector<std::string> request_argv(const ExecRequest& request) {
+    if (!request.argv.empty())
+        return request.argv;
+    return {"/bin/sh", "-c", request.command};
+}
+
+bool cut_output(std::string& text, uint64_t cap, uint64_t total_bytes) {
+    if (text.size() <= cap && total_bytes <= cap)
+        return false;
+    size_t keep = utf8_boundary(text, static_cast<size_t>(std::min<uint64_t>(cap, text.size())));
+    uint64_t cut = std::max<uint64_t>(total_bytes, text.size()) - keep;
+    text.resize(keep);
+    if (!text.empty() && text.back() != '\n')
+        text += '\n';
+    text += format("[... %" PRIu64 " more bytes cut]\n", cut);
+    return true;
+}
+
+std::string text_for_json(std::string_view bytes) {
+    std::string out;
+    out.reserve(bytes.size());
+    while (!bytes.empty()) {
+        size_t bad = invalid_utf8_at(bytes);
+        std::string_view good = bytes.substr(0, bad);
+        for (size_t nul = good.find('\0'); nul != std::string_view::npos; nul = good.find('\0')) {
+            out.append(good.substr(0, nul));
+            out.append(k_replacement);
+            good.remove_prefix(nul + 1);
+        }
+        out.append(good);
+        if (bad == std::string_view::npos)
+            break;
+        out.append(k_replacement);
+        bytes.remove_prefix(bad + 1);
+    }
+    return out;
+}
+
+} // namespace sion::sandboxd

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: MIT
+// The init inside the sandbox (`sion-sandbox init`, hidden): it sets the limits on itself, so that
+// what it starts inherits them, and runs commands.
+//
+// init --serve runs under bwrap's pid 1 (which reaps orphans) for a whole session: it answers
+// init/exec on its stdin and stdout (bwrap's pipes to sion-sandbox serve) with lib/uv_child, each
+// command its own process group with its own time limit and output cap, several at once. The
+// params are sandbox/exec's (exec.hpp), with "output" (the cap in bytes) added; the answer is the
+// result object. A command that cannot be found or run is an answer (exit 127 or 126, the reason
+// in its stderr), not an error. It sends init/ready once it listens, and at the end of its input
+// kills what still runs and exits.
+//
+// init --exec is the sandbox's pid 1 (bwrap --as-pid-1): it runs one command as its own process
+// group, reaps every orphan the command leaves, and reports how the command ended on a status pipe;
+// when it exits, the kernel kills whatever is left in the sandbox.
+#pragma once
+
+#include "sandboxd/config.hpp"
+
+#include "lib/child.hpp"
+#include "lib/json.hpp"
+#include "lib/result.hpp"
+
+#include <string>
+#include <vector>
+
+namespace sion::sandboxd {
+
+// Closes every descriptor from 3 up but `keep` (-1: none): what bwrap or anyone passed by mistake
+// must not reach a command.
+void close_stray_fds(int keep);
+
+// Runs `argv` with this process's environment and working directory and the limits set on this
+// process, waits for it while reaping every other child that ends, and returns how it ended and
+// what it used (the CPU time and peak memory of it and the descendants it waited for).
+// Errors: the command cannot be found (Exit::not_found) or run (Exit::cannot_exec), as
+// "cannot run 'x': No such file or directory"; limits that cannot be set (Exit::os).
+[[nodiscard]] Result<ExitStatus> init_exec(const Limits& limits, const std::vector<std::string>& argv);
+
+// The warm init, on fds 0 and 1, until its input ends. The limits are set on init itself, and
+// every command inherits them (RLIMIT_CPU counts init's own time too, a few milliseconds a
+// hundred commands). With `proxy_socket` (the declared network's, bound into the sandbox), a
+// forwarder listens on 127.0.0.1 and every command's environment points HTTP_PROXY and the others
+// at it. Errors: limits that cannot be set, the forwarder, the loop, the pipes.
+[[nodiscard]] Status init_serve(const Limits& limits, const std::string& proxy_socket);
+
+// init/exec's answer for a command that ran (or could not start: `run` holds the Error), its
+// output cut at `cap`.
+[[nodiscard]] Json init_result(const Result<RunResult>& run, uint64_t cap);
+
+// The status line: {"exit":N,"signal":S|null,"cpu_ms":N,"max_rss_kib":N} and a newline.
+[[nodiscard]] std::string report_line(const ExitStatus& status);
+
+} // namespace sion::sandboxd

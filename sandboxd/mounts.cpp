@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: MIT
+// The bubblewrap layout as bwrap's arguments, and the files synthesized for it.
+#include "sandboxd/mounts.hpp"
+
+#include "lib/text.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <array>
+#include <climits>
+
+namespace sion::sandboxd {
+
+// What programs need of /etc, and nothing that could hold a secret: /etc/ssl/private is left out.
+const std::vector<std::string> k_etc_whitelist = {
+    "/etc/alternatives",   "/etc/ca-certificates", "/etc/ca-certificates.conf",
+    "/etc/debian_version", "/etc/ld.so.cache",     "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",   "/etc/localtime",       "/etc/mime.types",
+    "/etc/nsswitch.conf",  "/etc/os-release",      "/etc/protocols",
+    "/etc/services",       "/etc/ssl/certs",       "/etc/ssl/openssl.cnf",
+    "/etc/timezone",
+};
+
+const std::vector<std::string> k_etc_host_network = {
+    "/etc/resolv.conf",
+    "/etc/gai.conf",
+    "/etc/host.conf",
+};
+
+namespace {
+
+void add(std::vector<std::string>& args, std::initializer_list<std::string> more) {
+    args.insert(args.end(), more);
+}
+
+void add_namespaces(std::vector<std::string>& args, const Config& config, Pid1 pid1) {
+    add(args, {"--unshare-all", "--unshare-user"});
+    if (config.network == Network::host)
+        args.emplace_back("--share-net");
+    add(args, {"--disable-userns", "--die-with-parent", "--new-session"});
+    if (pid1 == Pid1::init)
+        args.emplace_back("--as-pid-1");
+    std::string id = std::to_string(k_sandbox_id);
+    add(args, {"--uid", id, "--gid", id});
+    // The host's network keeps the host's name, which its /etc/hosts resolves; otherwise the
+    // sandbox's name is in the sandbox's own /etc/hosts.
+    if (config.network != Network::host)
+        add(args, {"--hostname", "sandbox"});
+    add(args, {"--cap-drop", "ALL"});
+}
+
+void add_system(std::vector<std::string>& args, const HostRoot& root) {
+    add(args, {"--ro-bind", "/usr", "/usr"});
+    for (const auto& [path, target] : root.entries) {
+        if (target.empty())
+            add(args, {"--ro-bind", path, path});
+        else
+            add(args, {"--symlink", target, path});
+    }
+    add(args, {"--proc", "/proc", "--dev", "/dev"});
+    add(args, {"--size", std::to_string(k_shm_size), "--tmpfs", "/dev/shm", "--remount-ro", "/dev"});
+    add(args, {"--size", std::to_string(k_tmp_size), "--tmpfs", "/tmp"});
+}
+
+void add_etc(std::vector<std::string>& args, const Config& config, const Layout& fds) {
+    for (const std::string& path : k_etc_whitelist)
+        add(args, {"--ro-bind-try", path, path});
+    if (config.network == Network::host) {
+        for (const std::string& path : k_etc_host_network)
+            add(args, {"--ro-bind-try", path, path});
+        add(args, {"--ro-bind-try", "/etc/hosts", "/etc/hosts"});
+    } else {
+        add(args, {"--perms", "0644", "--ro-bind-data", std::to_string(fds.hosts), "/etc/hosts"});
+    }
+    add(args, {"--perms", "0644", "--ro-bind-data", std::to_string(fds.passwd), "/etc/passwd"});
+    add(args, {"--perms", "0644", "--ro-bind-data", std::to_string(fds.group), "/etc/group"});
+    add(args, {"--symlink", "/proc/self/mounts", "/etc/mtab"});
+}
+
+} // namespace
+
+HostRoot probe_host_root() {
+    HostRoot root;
+    for (const char* path : {"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}) {
+        struct stat st {};
+        if (::lstat(path, &st) != 0)
+            continue;
+        if (S_ISDIR(st.st_mode)) {
+            root.entries.emplace_back(path, "");
+        } else if (S_ISLNK(st.st_mode)) {
+            std::array<char, PATH_MAX> buf{};
+            ssize_t n = ::readlink(path, buf.data(), buf.size() - 1);
+            if (n > 0)
+                root.entries.emplace_back(path, std::string(buf.data(), static_cast<size_t>(n)));
+        }
+    }
+    return root;
+}
+
+std::vector<std::string> layout_args(const Config& config, const HostRoot& root,
+                                     const Layout& layout, Pid1 pid1,
+                                     const std::vector<std::string>& env) {
+    std::vector<std::string> args;
+    add_namespaces(args, config, pid1);
+    add_system(args, root);
+    for (const std::string& dir : config.reads)
+        add(args, {"--ro-bind", dir, dir});
+    add_etc(args, config, layout);
+    add(args, {"--bind", config.workspace, k_workspace_inside});
+    add(args, {"--ro-bind", layout.exe, k_exe_inside});
+    if (!layout.proxy_socket.empty())
+        add(args, {"--bind", layout.proxy_socket, k_proxy_inside});
+    add(args, {"--remount-ro", "/", "--chdir", k_workspace_inside, "--clearenv"});
+    for (const std::string& entry : env) {
+        size_t eq = entry.find('=');
+        if (eq != std::string::npos && eq > 0)
+            add(args, {"--setenv", entry.substr(0, eq), entry.substr(eq + 1)});
+    }
+    return args;
+}
+
+std::vector<std::string> sandbox_env(const std::string& term) {
+    std::vector<std::string> env = {
+        std::string("PATH=") + k_sandbox_path,
+        std::string("HOME=") + k_workspace_inside,
+        "USER=sandbox",
+        "LOGNAME=sandbox",
+        "SHELL=/bin/sh",
+        "LANG=C.UTF-8",
+    };
+    if (!term.empty())
+        env.push_back("TERM=" + term);
+    return env;
+}
+
+std::string passwd_text() {
+    return format("root:x:0:0:root:/root:/usr/sbin/nologin\n"
+                  "sandbox:x:%u:%u:sandbox:%s:/bin/sh\n"
+                  "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
+                  k_sandbox_id, k_sandbox_id, k_workspace_inside);
+}
+
+std::string group_text() {
+    return format("root:x:0:\nsandbox:x:%u:\nnogroup:x:65534:\n", k_sandbox_id);
+}
+
+std::string hosts_text() {
+    return "127.0.0.1\tlocalhost\n127.0.1.1\tsandbox\n::1\tlocalhost ip6-localhost ip6-loopback\n";
+}
+
+} // namespace sion::sandboxd

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: MIT
+// The bubblewrap layout: what a command sees (seed "A shell in a sandbox", the table), as bwrap's
+// arguments, and the files synthesized for it (/etc/passwd, /etc/group, /etc/hosts).
+//
+// The machine's programs read-only (/usr, and /bin, /sbin, /lib* as the host has them: symbolic
+// links where /usr is merged), a whitelist of /etc (k_etc_whitelist; /etc/ssl/private is not in
+// it), --sandbox-read directories read-only at their own paths, the workspace at /workspace
+// writable, a private /tmp and /dev/shm of fixed sizes, a new /proc and a minimal read-only /dev,
+// this program read-only at k_exe_inside, and nothing else: the root is a read-only tmpfs. User
+// 10001 (sandbox) in its own user, pid, ipc, uts, cgroup and (but for --network host) net
+// namespaces, no capabilities, no new user namespaces, a new session, killed with its parent.
+#pragma once
+
+#include "sandboxd/config.hpp"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace sion::sandboxd {
+
+inline constexpr const char* k_exe_inside = "/run/sion/sion-sandbox";
+inline constexpr const char* k_workspace_inside = "/workspace";
+inline constexpr unsigned k_sandbox_id = 10001;
+inline constexpr uint64_t k_tmp_size = uint64_t{256} << 20;
+inline constexpr uint64_t k_shm_size = uint64_t{64} << 20;
+inline constexpr const char* k_sandbox_path =
+    "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin";
+
+// The entries of /etc bound read-only when the host has them.
+extern const std::vector<std::string> k_etc_whitelist;
+// More of them with --network host: how to reach names.
+extern const std::vector<std::string> k_etc_host_network;
+
+// The top-level entries the layout mirrors (/bin, /sbin, /lib, /lib32, /lib64, /libx32): for each
+// one the host has, its symbolic link's target, or "" for a directory.
+struct HostRoot {
+    std::vector<std::pair<std::string, std::string>> entries;
+};
+
+// Looks at the host's root. Entries missing or of another type are left out.
+[[nodiscard]] HostRoot probe_host_root();
+
+// What bwrap is given besides Config's paths: where this program is (bound at k_exe_inside), the
+// descriptors (numbers in bwrap's process) of pipes holding passwd, group and hosts, and the
+// declared network's proxy socket (bound at k_proxy_inside) when there is one. Paths, not
+// descriptors, for what is bound: bwrap resolves a descriptor's path and binds that path anyway.
+struct Layout {
+    std::string exe;
+    int passwd = -1;
+    int group = -1;
+    int hosts = -1;
+    std::string proxy_socket;
+};
+
+inline constexpr const char* k_proxy_inside = "/run/sion/proxy.sock";
+
+// Whether init runs as the sandbox's pid 1 (exec: it reaps) or under bwrap's (serve).
+enum class Pid1 { init, bwrap };
+
+// bwrap's options for `config`, up to but not including "--" and the command. `env` is the
+// command's environment ("NAME=value"), set with --clearenv and --setenv.
+[[nodiscard]] std::vector<std::string> layout_args(const Config& config, const HostRoot& root,
+                                                   const Layout& layout, Pid1 pid1,
+                                                   const std::vector<std::string>& env);
+
+// The environment a command starts with: PATH, HOME=/workspace, USER and LOGNAME sandbox,
+// SHELL=/bin/sh, LANG=C.UTF-8, and TERM when `term` is not empty.
+[[nodiscard]] std::vector<std::string> sandbox_env(const std::string& term);
+
+// The synthesized files.
+[[nodiscard]] std::string passwd_text();
+[[nodiscard]] std::string group_text();
+[[nodiscard]] std::string hosts_text();
+
+} // namespace sion::sandboxd

@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: MIT
+// sion-sandbox serve: sandbox/exec and sandbox/close on the pipes, each command run in the warm
+// bubblewrap sandbox, or in a container of its own with Docker.
+#include "sandboxd/server.hpp"
+
+#include "sandboxd/bwrap.hpp"
+#include "sandboxd/docker.hpp"
+#include "sandboxd/exec.hpp"
+#include "sandboxd/warm.hpp"
+
+#include "lib/log.hpp"
+#include "lib/rpc/uv_connection.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <memory>
+#include <optional>
+
+namespace sion::sandboxd {
+
+namespace {
+
+using rpc::Message;
+using rpc::Reply;
+using rpc::Responder;
+
+// One Docker command on libuv's thread pool: docker_exec() waits for its container.
+struct DockerJob {
+    uv_work_t req{};
+    const Config* config;
+    ExecRequest request;
+    std::optional<Result<ExecResult>> result;
+    std::function<void(Reply)> done;
+};
+
+void run_in_docker(uv_loop_t* loop, const Config& config, ExecRequest request,
+                   std::function<void(Reply)> done) {
+    auto* job = new DockerJob{{}, &config, std::move(request), std::nullopt, std::move(done)};
+    job->req.data = job;
+    int rc = uv_queue_work(
+        loop, &job->req,
+        [](uv_work_t* w) {
+            auto* j = static_cast<DockerJob*>(w->data);
+            j->result.emplace(docker_exec(*j->config, j->request));
+        },
+        [](uv_work_t* w, int) {
+            std::unique_ptr<DockerJob> j(static_cast<DockerJob*>(w->data));
+            if (!j->result || !*j->result)
+                j->done(Reply::fail(rpc::k_internal_error,
+                                    j->result ? j->result->error().message() : "cancelled"));
+            else
+                j->done(Reply::ok(exec_result_to_json(j->result->value())));
+        });
+    if (rc != 0) {
+        std::unique_ptr<DockerJob> j(job);
+        j->done(Reply::fail(rpc::k_internal_error, uv_strerror(rc)));
+    }
+}
+
+// The session: the client on stdin and stdout, and the sandbox its commands run in.
+class Session {
+public:
+    Session(uv_loop_t* loop, const Config& config) : m_loop(loop), m_config(config) {}
+
+    Status start();
+    [[nodiscard]] int outcome() const;
+
+private:
+    void open_client();
+    void exec(const Message& m, const Responder& respond);
+    void close_request(Responder respond);
+    void answered();
+    void finish();
+
+    uv_loop_t* m_loop;
+    const Config& m_config;
+    std::unique_ptr<WarmSandbox> m_warm; // bubblewrap; Docker has none
+    std::unique_ptr<rpc::UvConnection> m_client;
+    int m_in_flight = 0;
+    std::optional<Responder> m_close; // sandbox/close, answered once what runs has ended
+    bool m_client_done = false;
+    bool m_finished = false;
+    std::optional<Error> m_failure;
+};
+
+Status Session::start() {
+    if (m_config.backend == BackendKind::docker) {
+        // The sandbox must work before the session starts: the engine answers, the image is here.
+        SION_CHECK(docker_image_present(m_config.image));
+        open_client();
+        return {};
+    }
+    WarmSandbox::Events events;
+    events.ready = [this] { open_client(); };
+    events.ended = [this](Error why) {
+        if (!m_failure)
+            m_failure = std::move(why);
+        finish();
+    };
+    SION_TRY(m_warm, WarmSandbox::start(m_loop, m_config, std::move(events)));
+    return {};
+}
+
+void Session::open_client() {
+    if (m_client || m_finished)
+        return;
+    rpc::UvHandlers h;
+    h.requests["sandbox/exec"] = [this](const Message& m, const Responder& respond) {
+        exec(m, respond);
+    };
+    h.requests["sandbox/close"] = [this](const Message&, Responder respond) {
+        close_request(std::move(respond));
+    };
+    h.on_end = [this](const Status& st) {
+        if (!st && !m_failure)
+            m_failure = st.error();
+        m_client_done = true;
+        if (m_in_flight == 0)
+            finish();
+    };
+    auto client = rpc::UvConnection::open(m_loop, STDIN_FILENO, STDOUT_FILENO, std::move(h));
+    if (!client) {
+        m_failure = client.error();
+        finish();
+        return;
+    }
+    m_client = std::move(*client);
+}
+
+void Session::exec(const Message& m, const Responder& respond) {
+    if (m_close) {
+        respond(Reply::fail(rpc::k_invalid_request, "the session is closing: no more commands"));
+        return;
+    }
+    auto request = exec_request_from_json(m.params);
+    if (!request) {
+        respond(Reply::fail(rpc::k_invalid_params, "invalid params: " + request.error().message()));
+        return;
+    }
+    auto limit = std::chrono::duration_cast<std::chrono::milliseconds>(m_config.limits.timeout);
+    request->timeout = std::min(request->timeout.value_or(limit), limit);
+    ++m_in_flight;
+    auto done = [this, respond](const Reply& reply) {
+        respond(reply);
+        answered();
+    };
+    if (m_warm)
+        m_warm->exec(*request, done);
+    else
+        run_in_docker(m_loop, m_config, std::move(*request), done);
+}
+
+void Session::answered() {
+    --m_in_flight;
+    if (m_in_flight == 0 && (m_client_done || m_close))
+        finish();
+}
+
+// The requests already in flight end first (each within its time limit), then close is answered.
+void Session::close_request(Responder respond) {
+    if (m_close) {
+        respond(Reply::fail(rpc::k_invalid_request, "the session is closing already"));
+        return;
+    }
+    m_close = std::move(respond);
+    if (m_in_flight == 0)
+        finish();
+}
+
+void Session::finish() {
+    if (m_finished)
+        return;
+    m_finished = true;
+    if (m_warm)
+        m_warm->stop(); // requests still waiting (the sandbox ended) are answered with an error
+    if (m_close)
+        (*m_close)(Reply::ok(Json::object()));
+    if (m_client)
+        m_client->close();
+}
+
+int Session::outcome() const {
+    if (m_failure) {
+        report(*m_failure);
+        return to_int(m_failure->exit());
+    }
+    if (m_client) {
+        if (Status st = m_client->write_status(); !st) {
+            report(st.error());
+            return to_int(st.error().exit());
+        }
+    }
+    return 0;
+}
+
+} // namespace
+
+Result<int> serve(const Config& config) {
+    uv_loop_t loop;
+    if (int rc = uv_loop_init(&loop); rc != 0)
+        return make_error(Exit::os, "cannot start the event loop: %s", uv_strerror(rc));
+    int status = 0;
+    {
+        Session session(&loop, config);
+        Status started = session.start();
+        uv_run(&loop, UV_RUN_DEFAULT);
+        if (started) {
+            status = session.outcome();
+        } else {
+            report(started.error());
+            status = to_int(started.error().exit());
+        }
+    }
+    uv_run(&loop, UV_RUN_DEFAULT); // close callbacks of what the session dropped
+    if (uv_loop_close(&loop) != 0)
+        return make_error(Exit::software, "internal error: the event loop did not close cleanly");
+    return status;
+}
+
+namespace {
+
+// One command in a warm sandbox of its own, on a loop of its own.
+Result<ExecResult> exec_warm(const Config& config, ExecRequest request) {
+    uv_loop_t loop;
+    if (int rc = uv_loop_init(&loop); rc != 0)
+        return make_error(Exit::os, "cannot start the event loop: %s", uv_strerror(rc));
+    std::optional<Result<ExecResult>> outcome;
+    {
+        std::unique_ptr<WarmSandbox> warm;
+        WarmSandbox::Events events;
+        events.ready = [&] {
+            warm->exec(request, [&](const Reply& reply) {
+                if (reply.code != 0)
+                    outcome.emplace(Error(Exit::software, reply.message));
+                else
+                    outcome.emplace(exec_result_from_json(reply.result));
+                warm->stop();
+            });
+        };
+        events.ended = [&](Error why) {
+            if (!outcome)
+                outcome.emplace(std::move(why));
+            warm->stop();
+        };
+        auto started = WarmSandbox::start(&loop, config, std::move(events));
+        if (started)
+            warm = std::move(*started);
+        else
+            outcome.emplace(started.error());
+        uv_run(&loop, UV_RUN_DEFAULT);
+    }
+    uv_run(&loop, UV_RUN_DEFAULT);
+    if (uv_loop_close(&loop) != 0)
+        return make_error(Exit::software, "internal error: the event loop did not close cleanly");
+    if (!outcome)
+        return make_error(Exit::software, "internal error: the sandbox gave no answer");
+    return std::move(*outcome);
+}
+
+} // namespace
+
+Result<ExecResult> exec_one(const Config& config, const ExecRequest& request,
+                            const std::optional<std::string>& input) {
+    ExecRequest r = request;
+    r.input = input.value_or("");
+    auto limit = std::chrono::duration_cast<std::chrono::milliseconds>(config.limits.timeout);
+    r.timeout = std::min(r.timeout.value_or(limit), limit);
+    if (config.backend == BackendKind::docker)
+        return docker_exec(config, r);
+    if (config.network == Network::declared && !config.allow_hosts.empty())
+        return exec_warm(config, std::move(r));
+    return exec_once(config, request, input);
+}
+
+} // namespace sion::sandboxd

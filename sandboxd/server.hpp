@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: MIT
+// sion-sandbox serve: the pipes protocol on stdin and stdout, every command run in one warm sandbox
+// made for the session (bwrap started once, `init --serve` inside).
+//
+// Methods: sandbox/exec (params and result in exec.hpp; its timeout is cut to the session's) and
+// sandbox/close (the commands already asked for end first, each within its time limit, and are
+// answered; then close answers {} and the session ends; a request after it is refused, -32600).
+// Several requests may be in flight; answers come as commands end. At the end of input the
+// session ends likewise, once every request is answered. To end at once, signal the process:
+// the sandbox dies with it.
+//
+// Exit statuses serve() returns: 0 at the end; 69 when the sandbox cannot be made; 70 when it
+// ended on its own; 74 when stdout failed.
+#pragma once
+
+#include "sandboxd/config.hpp"
+#include "sandboxd/exec.hpp"
+
+#include "lib/result.hpp"
+
+#include <optional>
+#include <string>
+
+namespace sion::sandboxd {
+
+[[nodiscard]] Result<int> serve(const Config& config);
+
+// One command, as `sion-sandbox exec` runs it: in a fresh bubblewrap sandbox (exec_once), in the
+// warm sandbox made for it alone when the declared network has hosts (its proxy needs a loop on
+// both sides), or in a container (docker_exec). `input` is the command's stdin; nullopt passes
+// this process's with bubblewrap, and gives /dev/null otherwise.
+[[nodiscard]] Result<ExecResult> exec_one(const Config& config, const ExecRequest& request,
+                                          const std::optional<std::string>& input);
+
+} // namespace sion::sandboxd

@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: MIT
+// The warm sandbox's outside: bwrap with init --serve, init/exec relayed, the declared network's
+// proxy.
+#include "sandboxd/warm.hpp"
+
+#include "sandboxd/bwrap.hpp"
+#include "sandboxd/host_pattern.hpp"
+#include "sandboxd/limits.hpp"
+#include "sandboxd/mounts.hpp"
+#include "sandboxd/netproxy.hpp"
+
+#include "lib/rpc/uv_connection.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <optional>
+
+namespace sion::sandboxd {
+
+namespace {
+
+bool wants_proxy(const Config& config) {
+    return config.network == Network::declared && !config.allow_hosts.empty();
+}
+
+// A directory only the user who runs bwrap may enter, for the proxy's socket.
+Result<std::string> private_dir(const BwrapUser& user) {
+    // NOLINTNEXTLINE(concurrency-mt-unsafe): read before any thread runs
+    const char* tmp = std::getenv("TMPDIR");
+    std::string path = std::string(tmp != nullptr && *tmp == '/' ? tmp : "/tmp") + "/sion-sandbox.XXXXXX";
+    if (::mkdtemp(path.data()) == nullptr)
+        return sys_error(Exit::os, errno, "cannot make a directory for the proxy in '%s'",
+                         tmp != nullptr ? tmp : "/tmp");
+    if (user.as_owner && ::chown(path.c_str(), user.uid, user.gid) != 0) {
+        int err = errno;
+        ::rmdir(path.c_str());
+        return sys_error(Exit::os, err, "cannot give '%s' to uid %u", path.c_str(),
+                         static_cast<unsigned>(user.uid));
+    }
+    return path;
+}
+
+} // namespace
+
+struct WarmSandbox::Impl {
+    uv_loop_t* loop;
+    const Config& config;
+    Events events;
+    std::optional<Child> bwrap;
+    uv_poll_t* exit_poll = nullptr; // freed in its close callback, which may come after Impl goes
+    Fd exit_watch;
+    std::unique_ptr<rpc::UvConnection> init;
+    std::unique_ptr<Proxy> proxy;
+    std::string proxy_dir;
+    bool ready = false;
+    bool stopped = false;
+
+    Impl(uv_loop_t* l, const Config& c, Events e) : loop(l), config(c), events(std::move(e)) {}
+    Impl(const Impl&) = delete;
+    Impl& operator=(const Impl&) = delete;
+    Impl(Impl&&) = delete;
+    Impl& operator=(Impl&&) = delete;
+    ~Impl() { close_exit_poll(); }
+
+    void close_exit_poll() {
+        if (exit_poll == nullptr)
+            return;
+        exit_poll->data = nullptr;
+        uv_close(reinterpret_cast<uv_handle_t*>(exit_poll),
+                 [](uv_handle_t* h) { delete reinterpret_cast<uv_poll_t*>(h); });
+        exit_poll = nullptr;
+    }
+
+    Result<std::string> start_proxy();
+    Status spawn(Launch launch);
+    void watch_exit();
+    void init_ended(const Status& st);
+};
+
+// The proxy, listening on a socket the user who runs bwrap may connect to; its path.
+Result<std::string> WarmSandbox::Impl::start_proxy() {
+    SION_TRY(std::vector<HostRule> rules, parse_host_rules(config.allow_hosts));
+    SION_TRY(BwrapUser user, bwrap_user(config));
+    SION_TRY(proxy_dir, private_dir(user));
+    std::string socket = proxy_dir + "/proxy.sock";
+    SION_TRY(proxy, Proxy::start(loop, socket, std::move(rules)));
+    if (user.as_owner && ::chown(socket.c_str(), user.uid, user.gid) != 0)
+        return sys_error(Exit::os, errno, "cannot give '%s' to uid %u", socket.c_str(),
+                         static_cast<unsigned>(user.uid));
+    return socket;
+}
+
+Status WarmSandbox::Impl::spawn(Launch launch) {
+    std::vector<std::string>& argv = launch.spec.argv;
+    argv.insert(argv.end(), {"--", k_exe_inside, "init", "--serve"});
+    if (proxy)
+        argv.insert(argv.end(), {"--proxy-socket", k_proxy_inside});
+    std::vector<std::string> limits = limits_to_args(config.limits);
+    argv.insert(argv.end(), limits.begin(), limits.end());
+    launch.spec.in = Stdio::pipe();
+    launch.spec.out = Stdio::pipe();
+    SION_TRY(Child child, Child::spawn(launch.spec));
+    launch.fds.clear();
+    int to_init = child.in().release();
+    int from_init = child.out().release();
+    bwrap.emplace(std::move(child));
+    watch_exit();
+    rpc::UvHandlers h;
+    h.notifications["init/ready"] = [this](const rpc::Message&) {
+        if (!ready && !stopped) {
+            ready = true;
+            events.ready();
+        }
+    };
+    h.on_end = [this](const Status& st) { init_ended(st); };
+    // An answer carries stdout and stderr, each up to the cap and each byte up to six as JSON.
+    size_t max_line = std::max<size_t>(rpc::k_default_max_line,
+                                       12 * static_cast<size_t>(config.limits.output) + 65536);
+    SION_TRY(init, rpc::UvConnection::open(loop, from_init, to_init, std::move(h), max_line));
+    return {};
+}
+
+// bwrap's exit, watched on a duplicate of its pidfd so that the Child keeps its own.
+void WarmSandbox::Impl::watch_exit() {
+    exit_watch.reset(::fcntl(bwrap->pidfd(), F_DUPFD_CLOEXEC, 0));
+    if (!exit_watch)
+        return; // the Child is reaped when it goes all the same
+    exit_poll = new uv_poll_t{};
+    if (uv_poll_init(loop, exit_poll, exit_watch.get()) != 0) {
+        delete exit_poll;
+        exit_poll = nullptr;
+        return;
+    }
+    exit_poll->data = this;
+    uv_poll_start(exit_poll, UV_READABLE, [](uv_poll_t* p, int, int) {
+        auto* self = static_cast<Impl*>(p->data);
+        if (self == nullptr)
+            return;
+        self->close_exit_poll();
+        if (self->init)
+            self->init->close(); // init is gone: nothing more will come
+    });
+}
+
+void WarmSandbox::Impl::init_ended(const Status& st) {
+    if (stopped)
+        return;
+    Error why = ready ? make_error(Exit::software, "the sandbox ended during the session%s%s",
+                                   st ? "" : ": ", st ? "" : st.error().message().c_str())
+                      : make_error(Exit::unavailable, "cannot make the sandbox: it ended before "
+                                                      "it was ready (see bwrap's message above)");
+    events.ended(std::move(why));
+}
+
+Result<std::unique_ptr<WarmSandbox>> WarmSandbox::start(uv_loop_t* loop, const Config& config,
+                                                        Events events) {
+    std::unique_ptr<WarmSandbox> warm(
+        new WarmSandbox(std::make_unique<Impl>(loop, config, std::move(events))));
+    std::string socket;
+    if (wants_proxy(config)) {
+        SION_TRY(socket, warm->m_impl->start_proxy());
+    }
+    SION_TRY(Launch launch, prepare_launch(config, Pid1::bwrap, command_env({}), -1, socket));
+    SION_CHECK(warm->m_impl->spawn(std::move(launch)));
+    return warm;
+}
+
+WarmSandbox::WarmSandbox(std::unique_ptr<Impl> impl) : m_impl(std::move(impl)) {}
+
+WarmSandbox::~WarmSandbox() {
+    stop();
+    if (!m_impl->proxy_dir.empty())
+        ::rmdir(m_impl->proxy_dir.c_str()); // empty once the proxy closed its socket
+}
+
+void WarmSandbox::exec(const ExecRequest& request, std::function<void(rpc::Reply)> done) {
+    Json params = exec_request_to_json(request);
+    params.set("output", static_cast<int64_t>(m_impl->config.limits.output));
+    m_impl->init->call("init/exec", params, [done = std::move(done)](Result<rpc::Message> answer) {
+        if (!answer)
+            done(rpc::Reply::fail(rpc::k_internal_error,
+                                  "the sandbox ended: " + answer.error().message()));
+        else if (answer->kind == rpc::Kind::error)
+            done(rpc::Reply::fail(answer->error_code, std::string(answer->error_message)));
+        else
+            done(rpc::Reply::ok(Json::copy_of(answer->result)));
+    });
+}
+
+void WarmSandbox::stop() {
+    Impl& w = *m_impl;
+    if (w.stopped)
+        return;
+    w.stopped = true;
+    if (w.init)
+        w.init->close();
+    // Whatever still runs in the sandbox ends with it: bwrap's death takes its pid 1 along, and
+    // with it the whole sandbox.
+    if (w.bwrap)
+        (void)w.bwrap->kill_group(SIGKILL);
+    if (w.proxy)
+        w.proxy->close();
+}
+
+} // namespace sion::sandboxd

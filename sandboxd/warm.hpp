@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: MIT
+// The warm bubblewrap sandbox, from outside: bwrap started once with `init --serve` inside (see
+// init.hpp), commands relayed to it as init/exec, and, with the declared network and hosts, the
+// proxy those hosts are reached through (netproxy.hpp): it listens on a Unix socket in a private
+// directory, bound into the sandbox at k_proxy_inside, where the init's forwarder relays to it.
+//
+// Threads: everything happens on the loop's thread, callbacks included. Lifetime: the loop must
+// run until stop() has taken effect (bwrap reaped, handles closed) before the WarmSandbox is
+// destroyed; destroying it earlier kills bwrap all the same.
+#pragma once
+
+#include "sandboxd/config.hpp"
+#include "sandboxd/exec.hpp"
+
+#include "lib/result.hpp"
+#include "lib/rpc/connection.hpp"
+
+#include <uv.h>
+
+#include <functional>
+#include <memory>
+
+namespace sion::sandboxd {
+
+class WarmSandbox {
+public:
+    struct Events {
+        std::function<void()> ready;          // init answers: commands may be sent
+        std::function<void(Error)> ended;     // the sandbox ended before stop(): why
+    };
+
+    // Starts bwrap; `events.ready` comes once init listens. Errors: those of prepare_launch() and
+    // spawning, and of the proxy (Exit::os).
+    [[nodiscard]] static Result<std::unique_ptr<WarmSandbox>> start(uv_loop_t* loop,
+                                                                     const Config& config,
+                                                                     Events events);
+
+    WarmSandbox(const WarmSandbox&) = delete;
+    WarmSandbox& operator=(const WarmSandbox&) = delete;
+    WarmSandbox(WarmSandbox&&) = delete;
+    WarmSandbox& operator=(WarmSandbox&&) = delete;
+    ~WarmSandbox();
+
+    // Runs `request` (its timeout already within the session's) with the session's output cap;
+    // `done` gets the result object, or the error to answer with.
+    void exec(const ExecRequest& request, std::function<void(rpc::Reply)> done);
+
+    // Ends the sandbox: requests still waiting are failed, bwrap is killed (and with it whatever
+    // runs inside), the proxy closes. `ended` is not called after it.
+    void stop();
+
+    struct Impl;
+
+private:
+    explicit WarmSandbox(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> m_impl;
+};
+
+} // namespace sion::sandboxd

@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+# sion-sandbox's per-command wall time, a report and never a gate (issue 3, "Benchmark"): the median
+# of N runs of `sion-sandbox exec -- /bin/true` against bare bwrap with exactly the same layout (read
+# from a running sandbox's bwrap command line), and a command in a warm `serve` sandbox against a
+# plain fork+exec of the same command.
+#
+#   tests/bench/sandbox.py [--bin DIR] [--runs N]      (DIR: where sion-sandbox is; default: PATH)
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def spawn_wait(argv, pass_fds=()):
+    """Wall time of one run, spawned with posix_spawn (what every variant pays alike)."""
+    devnull = os.open(os.devnull, os.O_RDWR)
+    actions = [(os.POSIX_SPAWN_DUP2, devnull, 0), (os.POSIX_SPAWN_DUP2, devnull, 1)]
+    start = time.perf_counter()
+    pid = os.posix_spawn(argv[0], argv, os.environ, file_actions=actions)
+    _, status = os.waitpid(pid, 0)
+    elapsed = time.perf_counter() - start
+    os.close(devnull)
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit(f"sandbox.py: {argv[0]} exited with {os.waitstatus_to_exitcode(status)}")
+    return elapsed
+
+
+def median_ms(samples):
+    return statistics.median(samples) * 1000
+
+
+def bwrap_layout(sandbox, workspace):
+    """bwrap's argv as sion-sandbox runs it, read from /proc while a sandbox sleeps."""
+    p = subprocess.Popen([sandbox, "exec", "--workspace", workspace, "--", "sleep", "10"])
+    try:
+        for _ in range(200):
+            children = open(f"/proc/{p.pid}/task/{p.pid}/children").read().split()
+            if children:
+                argv = open(f"/proc/{children[0]}/cmdline", "rb").read().split(b"\0")[:-1]
+                if argv and argv[0].endswith(b"bwrap"):
+                    return [a.decode() for a in argv]
+            time.sleep(0.01)
+        sys.exit("sandbox.py: cannot see the sandbox's bwrap")
+    finally:
+        p.kill()
+        p.wait()
+
+
+def bare_command(layout):
+    """The same layout, its --ro-bind-data pipes made files, running /bin/true directly."""
+    out, data, i = [], [], 0
+    cut = layout.index("--")
+    while i < cut:
+        if layout[i] == "--ro-bind-data":
+            fd = layout[i + 1]
+            data.append(fd)
+            out += ["--ro-bind-data", fd, layout[i + 2]]
+            i += 3
+            continue
+        out.append(layout[i])
+        i += 1
+    return out + ["--", "/bin/true"], data
+
+
+def with_data_fds(argv, fds):
+    """Runs argv with a fresh pipe holding a line on each of `fds` (bwrap reads them to their end)."""
+    opened = []
+    for fd in fds:
+        r, w = os.pipe()
+        os.write(w, b"x:x:1:1::/:/bin/sh\n")
+        os.close(w)
+        os.dup2(r, int(fd), inheritable=True)
+        os.close(r)
+        opened.append(int(fd))
+    try:
+        return spawn_wait(argv)
+    finally:
+        for fd in opened:
+            os.close(fd)
+
+
+def warm(sandbox, workspace, runs):
+    p = subprocess.Popen([sandbox, "serve", "--workspace", workspace], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE)
+
+    def call(i):
+        line = {"jsonrpc": "2.0", "id": i, "method": "sandbox/exec", "params": {"argv": ["/bin/true"]}}
+        p.stdin.write((json.dumps(line) + "\n").encode())
+        p.stdin.flush()
+        answer = json.loads(p.stdout.readline())
+        if answer.get("result", {}).get("exit") != 0:
+            sys.exit(f"sandbox.py: the warm sandbox answered {answer}")
+
+    for i in range(5):
+        call(i)
+    samples = []
+    for i in range(runs):
+        start = time.perf_counter()
+        call(100 + i)
+        samples.append(time.perf_counter() - start)
+    p.stdin.close()
+    p.wait()
+    return samples
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", default=None)
+    ap.add_argument("--runs", type=int, default=30)
+    args = ap.parse_args()
+    sandbox = shutil.which("sion-sandbox", path=args.bin or os.environ.get("PATH"))
+    if not sandbox or not shutil.which("bwrap"):
+        sys.exit("sandbox.py: needs sion-sandbox (--bin DIR) and bwrap")
+    workspace = tempfile.mkdtemp(prefix="sion-bench.")
+    try:
+        bare, data = bare_command(bwrap_layout(sandbox, workspace))
+        ours = [sandbox, "exec", "--workspace", workspace, "--", "/bin/true"]
+        for _ in range(5):
+            with_data_fds(bare, data)
+            spawn_wait(ours)
+        b, o, t = [], [], []
+        for _ in range(args.runs):  # interleaved, so that the machine's load falls on all alike
+            b.append(with_data_fds(bare, data))
+            o.append(spawn_wait(ours))
+            t.append(spawn_wait(["/bin/true"]))
+        w = warm(sandbox, workspace, args.runs)
+        print(f"median of {args.runs} runs, ms")
+        print(f"  bare bwrap, same layout, /bin/true   {median_ms(b):7.2f}")
+        print(f"  sion-sandbox exec -- /bin/true       {median_ms(o):7.2f}   ({median_ms(o) / median_ms(b):.2f}x bare bwrap)")
+        print(f"  fork+exec of /bin/true               {median_ms(t):7.2f}")
+        print(f"  warm serve, /bin/true, round trip    {median_ms(w):7.2f}   ({median_ms(w) / median_ms(t):.2f}x fork+exec)")
+    finally:
+        shutil.rmtree(workspace, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

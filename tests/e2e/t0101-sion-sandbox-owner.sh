@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Files a command writes in the workspace belong to the workspace's owner outside: run by root, with
+# a workspace of a user's (made here), bwrap runs as that user, in exec and in serve; inside, the
+# command is user 10001 all the same. Run by a user, files are that user's.
+. "$(dirname "$0")/lib.sh"
+
+command -v bwrap >/dev/null || skip "bwrap is not installed (Debian package bubblewrap)"
+bwrap --unshare-all --unshare-user --ro-bind /usr /usr --symlink usr/lib64 /lib64 \
+    --symlink usr/lib /lib -- /usr/bin/true 2>/dev/null ||
+    skip "bwrap cannot make a sandbox here (user namespaces refused)"
+
+work="$scratch/work"
+mkdir -p "$work"
+sbx() { timeout 120 sion-sandbox "$@"; }
+
+if [ "$(id -u)" -eq 0 ]; then
+    command -v useradd >/dev/null || skip "useradd is not installed (Debian package passwd)"
+    user="sionsbx$$"
+    useradd --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin --user-group "$user" ||
+        skip "cannot create a user for the test"
+    trap 'userdel "$user" 2>/dev/null; rm -rf "$scratch"' EXIT
+    uid=$(id -u "$user")
+    gid=$(id -g "$user")
+    chown "$user:$user" "$work"
+    # bwrap runs as the workspace's owner, who must reach the workspace and the program: a copy
+    # of it beside the workspace, under a scratch directory they may search.
+    chmod 711 "$scratch"
+    mkdir -p "$scratch/bin" && cp "$SION_BIN/sion-sandbox" "$scratch/bin/" && chmod 755 "$scratch/bin"
+    export PATH="$scratch/bin:$PATH"
+else
+    uid=$(id -u)
+    gid=$(id -g)
+fi
+echo "from the workspace" >"$work/hello.txt"
+[ "$(id -u)" -eq 0 ] && chown "$uid:$gid" "$work/hello.txt"
+
+# exec: the seed's check, as the Docker transcript has it, with bubblewrap.
+expect_exit 0 sbx exec --workspace "$work" -- sh -c 'id -u; cat hello.txt; echo made > made.txt; mkdir sub; echo deep > sub/deep.txt' &&
+    expect_out '10001
+from the workspace'
+for f in made.txt sub sub/deep.txt; do
+    got=$(stat -c '%u:%g' "$work/$f")
+    [ "$got" = "$uid:$gid" ] && ok || fail "$f belongs to $got, want $uid:$gid"
+done
+
+# A workspace its owner cannot reach: a clear refusal that names them.
+if [ "$(id -u)" -eq 0 ]; then
+    mkdir -p "$scratch/closed/work" && chmod 700 "$scratch/closed" && chown "$user:$user" "$scratch/closed/work"
+    expect_exit 69 sbx exec --workspace "$scratch/closed/work" -- true
+    expect_grep "^sion-sandbox: cannot make the sandbox: bwrap: .*Permission denied \(bwrap runs as the workspace's owner, uid $uid, who must be able to reach the workspace, the --sandbox-read directories and this program\)$" "$scratch/err"
+fi
+
+# serve: the same, through the warm sandbox.
+printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"sandbox/exec","params":{"command":"echo warm > warm.txt; id -un"}}' \
+    '{"jsonrpc":"2.0","id":2,"method":"sandbox/close"}' >"$scratch/req"
+expect_exit 0 sbx serve --workspace "$work" <"$scratch/req"
+expect_grep '^\{"jsonrpc":"2.0","id":1,"result":\{"exit":0,"signal":null,"timed_out":false,"stdout":"sandbox\\n",' "$scratch/out"
+got=$(stat -c '%u:%g' "$work/warm.txt")
+[ "$got" = "$uid:$gid" ] && ok || fail "warm.txt belongs to $got, want $uid:$gid"
+
+# A workspace of root's, run by root: files are root's (10001 inside is root outside).
+if [ "$(id -u)" -eq 0 ]; then
+    mkdir -p "$scratch/rootwork"
+    expect_exit 0 sbx exec --workspace "$scratch/rootwork" -- sh -c 'id -u; echo r > r.txt' && expect_out 10001
+    [ "$(stat -c '%u:%g' "$scratch/rootwork/r.txt")" = 0:0 ] && ok || fail "r.txt is not root's"
+fi
+
+done_testing

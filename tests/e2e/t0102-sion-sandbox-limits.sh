@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Limits in exec: a fork bomb, a memory hog, a 10 GB file, an infinite loop and a 1 GB output flood
+# each end within small limits with a clear result, and the next command runs normally. The fork
+# bomb runs in a workspace of a user's (made here when run by root): the kernel does not count
+# processes whose user outside is root against RLIMIT_NPROC.
+. "$(dirname "$0")/lib.sh"
+
+command -v bwrap >/dev/null || skip "bwrap is not installed (Debian package bubblewrap)"
+bwrap --unshare-all --unshare-user --ro-bind /usr /usr --symlink usr/lib64 /lib64 \
+    --symlink usr/lib /lib -- /usr/bin/true 2>/dev/null ||
+    skip "bwrap cannot make a sandbox here (user namespaces refused)"
+command -v python3 >/dev/null || skip "python3 is not installed"
+
+work="$scratch/work"
+mkdir -p "$work"
+if [ "$(id -u)" -eq 0 ]; then
+    command -v useradd >/dev/null || skip "useradd is not installed (Debian package passwd)"
+    user="sionlim$$"
+    useradd --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin --user-group "$user" ||
+        skip "cannot create a user for the test"
+    trap 'userdel "$user" 2>/dev/null; rm -rf "$scratch"' EXIT
+    chown "$user:$user" "$work"
+    # bwrap runs as the workspace's owner, who must reach the workspace and the program: a copy
+    # of it beside the workspace, under a scratch directory they may search.
+    chmod 711 "$scratch"
+    mkdir -p "$scratch/bin" && cp "$SION_BIN/sion-sandbox" "$scratch/bin/" && chmod 755 "$scratch/bin"
+    export PATH="$scratch/bin:$PATH"
+fi
+cd "$work" || exit 1
+limits=(--timeout 3 --cpu 2 --memory 256M --file-size 1M --output 1K)
+sbx() { timeout 120 sion-sandbox "$@"; }
+next() {
+    expect_exit 0 sbx exec "${limits[@]}" -- echo next && expect_out next
+}
+
+# Processes: RLIMIT_NPROC (256) holds inside.
+# (a child each, up to 300, all killed and reaped before it ends)
+forker='import os, signal
+pids = []
+try:
+    for _ in range(300):
+        pid = os.fork()
+        if pid == 0:
+            signal.pause()
+            os._exit(0)
+        pids.append(pid)
+    print("forked 300")
+except OSError as e:
+    print("fork failed after", len(pids), e.strerror)
+for pid in pids:
+    os.kill(pid, signal.SIGKILL)
+for pid in pids:
+    os.waitpid(pid, 0)'
+expect_exit 0 sbx exec --timeout 60 -- python3 -c "$forker"
+expect_grep '^fork failed after [0-9]+ Resource temporarily unavailable$' "$scratch/out"
+next
+
+# A fork bomb: bounded in number, ended by the wall clock.
+expect_exit 124 sbx exec "${limits[@]}" -- sh -c 'bomb() { bomb | bomb & }; bomb; sleep 60'
+[ "$(tail -n 1 "$scratch/err")" = 'sion-sandbox: the command ran out of time (3 s) and was killed' ] && ok ||
+    fail "the fork bomb's last line is '$(tail -n 1 "$scratch/err")'"
+next
+
+# A memory hog: the address space runs out.
+expect_exit 1 sbx exec "${limits[@]}" -- python3 -c 'x = bytearray(1 << 30)'
+expect_grep '^MemoryError$' "$scratch/err"
+next
+
+# A 10 GB file: cut at 1 MiB by SIGXFSZ.
+expect_exit 153 sbx exec "${limits[@]}" -- sh -c 'exec head -c 10G /dev/zero > big' &&
+    expect_err 'sion-sandbox: the command was killed by SIGXFSZ (File size limit exceeded)'
+[ "$(stat -c %s big)" = 1048576 ] && ok || fail "big is $(stat -c %s big) bytes, want 1048576"
+rm -f big
+next
+
+# An infinite loop: RLIMIT_CPU's SIGXCPU; one that sleeps: the wall clock.
+expect_exit 152 sbx exec "${limits[@]}" --timeout 60 --cpu 1 -- sh -c 'while :; do :; done' &&
+    expect_err 'sion-sandbox: the command was killed by SIGXCPU (CPU time limit exceeded)'
+expect_exit 124 sbx exec "${limits[@]}" -- sh -c 'while :; do sleep 1; done'
+next
+
+# A 1 GB flood of output: 1 KiB kept of it, the rest counted and said.
+expect_exit 0 sbx exec --output 1K --timeout 100 -- sh -c 'yes | head -c 1G'
+[ "$(head -c 1024 "$scratch/out" | tr -d 'y\n' | wc -c)" = 0 ] && ok || fail "the kept output is not y lines"
+[ "$(tail -n 1 "$scratch/out")" = '[... 1073740800 more bytes cut]' ] && ok ||
+    fail "the last line is '$(tail -n 1 "$scratch/out")'"
+expect_exit 0 sbx exec --json --output 1K --timeout 100 -- sh -c 'yes | head -c 1G >&2'
+expect_grep '"stdout":"","stderr":"(y\\n){512}\[... 1073740800 more bytes cut\]\\n","truncated":true' "$scratch/out"
+next
+
+done_testing
