@@ -485,29 +485,6 @@ Status Child::kill_group(int signal) {
 
 namespace {
 
-// write(2) on a pipe whose reader may be gone: SIGPIPE is blocked in this thread meanwhile and the
-// one the write raises is taken back, so EPIPE is an error code and never the death of the process.
-ssize_t write_without_sigpipe(int fd, const char* data, size_t size) {
-    sigset_t pipe_set;
-    sigset_t old;
-    sigset_t pending;
-    sigemptyset(&pipe_set);
-    sigaddset(&pipe_set, SIGPIPE);
-    pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
-    sigpending(&pending);
-    bool was_pending = sigismember(&pending, SIGPIPE) == 1;
-    ssize_t n = ::write(fd, data, size);
-    int err = errno;
-    if (n < 0 && err == EPIPE && !was_pending) {
-        const timespec zero{};
-        while (sigtimedwait(&pipe_set, nullptr, &zero) < 0 && errno == EINTR) {
-        }
-    }
-    pthread_sigmask(SIG_SETMASK, &old, nullptr);
-    errno = err;
-    return n;
-}
-
 // Writes what the pipe takes now; closes it once `input` is all written or the child closed its
 // end.
 Status feed(Fd& fd, std::string_view& input, const std::string& name) {

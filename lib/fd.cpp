@@ -3,9 +3,12 @@
 #include "lib/fd.hpp"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
+#include <ctime>
 
 namespace sion {
 
@@ -45,6 +48,27 @@ Status write_all(int fd, std::string_view data) {
         data.remove_prefix(static_cast<size_t>(n));
     }
     return {};
+}
+
+ssize_t write_without_sigpipe(int fd, const void* data, size_t size) {
+    sigset_t pipe_set;
+    sigset_t old;
+    sigset_t pending;
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+    sigpending(&pending);
+    bool was_pending = sigismember(&pending, SIGPIPE) == 1;
+    ssize_t n = ::write(fd, data, size);
+    int err = errno;
+    if (n < 0 && err == EPIPE && !was_pending) {
+        const timespec zero{};
+        while (sigtimedwait(&pipe_set, nullptr, &zero) < 0 && errno == EINTR) {
+        }
+    }
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    errno = err;
+    return n;
 }
 
 Result<std::string> read_all(int fd, size_t limit) {

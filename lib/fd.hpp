@@ -4,6 +4,8 @@
 
 #include "lib/result.hpp"
 
+#include <sys/types.h>
+
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -42,6 +44,10 @@ struct Pipe {
 // Writes all of `data`, retrying on EINTR and short writes. EPIPE is an error, not a signal
 // (programs ignore SIGPIPE).
 [[nodiscard]] Status write_all(int fd, std::string_view data);
+
+// One write(2) with SIGPIPE blocked, and a SIGPIPE it raised taken back, so a pipe whose reader left
+// is an EPIPE error even in a process that does not ignore the signal. Returns what write(2) does.
+[[nodiscard]] ssize_t write_without_sigpipe(int fd, const void* data, size_t size);
 
 // Reads until end of file, at most `limit` bytes; more is an error (Exit::data).
 [[nodiscard]] Result<std::string> read_all(int fd, size_t limit);

@@ -26,30 +26,8 @@ struct Stream {
     size_t keep;
 };
 
-// write(2) on a pipe whose reader may be gone, with SIGPIPE blocked and any it raised taken back.
-ssize_t write_quietly(int fd, std::string_view data) {
-    sigset_t pipe_set;
-    sigset_t old;
-    sigset_t pending;
-    sigemptyset(&pipe_set);
-    sigaddset(&pipe_set, SIGPIPE);
-    pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
-    sigpending(&pending);
-    bool was_pending = sigismember(&pending, SIGPIPE) == 1;
-    ssize_t n = ::write(fd, data.data(), std::min(data.size(), k_chunk));
-    int err = errno;
-    if (n < 0 && err == EPIPE && !was_pending) {
-        const timespec zero{};
-        while (sigtimedwait(&pipe_set, nullptr, &zero) < 0 && errno == EINTR) {
-        }
-    }
-    pthread_sigmask(SIG_SETMASK, &old, nullptr);
-    errno = err;
-    return n;
-}
-
 Status feed(Fd& fd, std::string_view& input) {
-    ssize_t n = write_quietly(fd.get(), input);
+    ssize_t n = write_without_sigpipe(fd.get(), input.data(), std::min(input.size(), k_chunk));
     if (n < 0) {
         if (errno == EINTR || errno == EAGAIN)
             return {};

@@ -10,6 +10,9 @@
 #include "lib/fd.hpp"
 #include "lib/log.hpp"
 
+#include <sys/prctl.h>
+
+#include <cerrno>
 #include <cstdlib>
 
 namespace sion::sandbox_cmd {
@@ -64,6 +67,10 @@ int exec_mode(const Args& args, const Limits& limits) {
 } // namespace
 
 int init_command(int argc, const char* const* argv) {
+    // Commands run as the same uid as the init: not dumpable, it cannot be ptraced or have its
+    // memory read through /proc by them, so no command can change how it reports or limits others.
+    if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
+        die(sys_error(Exit::os, errno, "cannot make the init undumpable"));
     const CommandSpec spec = init_spec();
     Args args = parse_args_or_exit(spec, argc, argv);
     auto limits = limits_from_args(args);

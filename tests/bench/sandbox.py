@@ -3,7 +3,9 @@
 # sion-sandbox's per-command wall time, a report and never a gate (issue 3, "Benchmark"): the median
 # of N runs of `sion-sandbox exec -- /bin/true` against bare bwrap with exactly the same layout (read
 # from a running sandbox's bwrap command line), and a command in a warm `serve` sandbox against a
-# plain fork+exec of the same command.
+# plain fork+exec of the same command; and a command with the Docker backend, when an engine runs and
+# SION_TEST_IMAGE names an image on this machine by digest (scripts/docker-test-env prints one);
+# otherwise it says why and skips that figure.
 #
 #   tests/bench/sandbox.py [--bin DIR] [--runs N]      (DIR: where sion-sandbox is; default: PATH)
 import argparse
@@ -109,6 +111,25 @@ def warm(sandbox, workspace, runs):
     return samples
 
 
+def docker(sandbox, workspace, runs):
+    """Per-command wall time with the Docker backend, or why it cannot be measured here."""
+    if not shutil.which("docker"):
+        return None, "docker is not installed"
+    try:
+        info = subprocess.run(["docker", "info"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              timeout=20)
+    except subprocess.TimeoutExpired:
+        info = None
+    if info is None or info.returncode != 0:
+        return None, "Docker is not running"
+    image = os.environ.get("SION_TEST_IMAGE")
+    if not image:
+        return None, "no image: set SION_TEST_IMAGE to an image on this machine, name@sha256:<digest>"
+    argv = [sandbox, "exec", "--backend", f"docker:{image}", "--workspace", workspace, "--", "/bin/true"]
+    spawn_wait(argv)
+    return [spawn_wait(argv) for _ in range(runs)], None
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default=None)
@@ -130,11 +151,16 @@ def main():
             o.append(spawn_wait(ours))
             t.append(spawn_wait(["/bin/true"]))
         w = warm(sandbox, workspace, args.runs)
+        d, why = docker(sandbox, workspace, args.runs)
         print(f"median of {args.runs} runs, ms")
         print(f"  bare bwrap, same layout, /bin/true   {median_ms(b):7.2f}")
         print(f"  sion-sandbox exec -- /bin/true       {median_ms(o):7.2f}   ({median_ms(o) / median_ms(b):.2f}x bare bwrap)")
         print(f"  fork+exec of /bin/true               {median_ms(t):7.2f}")
         print(f"  warm serve, /bin/true, round trip    {median_ms(w):7.2f}   ({median_ms(w) / median_ms(t):.2f}x fork+exec)")
+        if d:
+            print(f"  Docker backend, exec -- /bin/true    {median_ms(d):7.2f}   ({median_ms(d) / median_ms(b):.2f}x bare bwrap)")
+        else:
+            print(f"  Docker: skipped, {why}")
     finally:
         shutil.rmtree(workspace, ignore_errors=True)
 

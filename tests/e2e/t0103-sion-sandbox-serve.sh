@@ -103,7 +103,7 @@ expect_reply() {
 call '{"argv":["python3","-c","import os, signal\npids = []\ntry:\n    for _ in range(300):\n        pid = os.fork()\n        if pid == 0:\n            signal.pause()\n            os._exit(0)\n        pids.append(pid)\n    print(\"forked 300\")\nexcept OSError as e:\n    print(\"fork failed after\", len(pids), e.strerror)\nfor pid in pids:\n    os.kill(pid, signal.SIGKILL)\nfor pid in pids:\n    os.waitpid(pid, 0)"]}'
 expect_reply '"stdout":"fork failed after [0-9]+ Resource temporarily unavailable\\n"'
 next
-call '{"command":"bomb() { bomb | bomb & }; bomb; sleep 60","timeout":3}'
+call '{"command":"bomb() { bomb | bomb & }; bomb; exec sleep 60","timeout":3}'
 expect_reply '"result":\{"exit":124,"signal":9,"timed_out":true,'
 next
 call '{"argv":["python3","-c","x = bytearray(1 << 30)"]}'

