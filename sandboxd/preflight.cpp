@@ -2,11 +2,46 @@
 // The pre-flight checks on a sandbox's configuration, with the seed's messages.
 #include "sandboxd/preflight.hpp"
 
+#include "sandboxd/bwrap.hpp"
+#include "sandboxd/server.hpp"
+
+#include "lib/child.hpp"
+#include "lib/fd.hpp"
 #include "lib/home.hpp"
+
+#include <fcntl.h>
+
+#include <chrono>
 
 namespace sion::sandboxd {
 
 namespace {
+
+constexpr std::chrono::milliseconds k_probe_limit{15000};
+constexpr size_t k_probe_output = size_t{64} << 10;
+
+std::string_view trimmed(std::string_view s) {
+    while (!s.empty() && (s.back() == '\n' || s.back() == ' ' || s.back() == '\r'))
+        s.remove_suffix(1);
+    while (!s.empty() && (s.front() == '\n' || s.front() == ' '))
+        s.remove_prefix(1);
+    return s;
+}
+
+std::string_view first_line(std::string_view s) {
+    s = trimmed(s);
+    return s.substr(0, s.find('\n'));
+}
+
+// A /proc/sys setting as it reads, trimmed; empty when the kernel has no such setting.
+std::string sysctl_value(const std::string& proc_sys, const char* name) {
+    int fd = ::open((proc_sys + "/" + name).c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return {};
+    Fd file(fd);
+    auto text = read_all(file.get(), 64);
+    return text ? std::string(trimmed(*text)) : std::string();
+}
 
 Result<bool> overlap(const std::string& a, const std::string& b) {
     auto r = paths_overlap(a, b);
@@ -46,6 +81,69 @@ Status preflight(const Config& config) {
     SION_CHECK(check_workspace(config));
     SION_CHECK(check_reads(config));
     return {};
+}
+
+Result<std::string> bwrap_version(const std::string& bwrap) {
+    ChildSpec spec;
+    spec.argv = {bwrap, "--version"};
+    spec.time_limit = k_probe_limit;
+    SION_TRY(RunResult r, run(std::move(spec), {}, k_probe_output));
+    std::string_view line = first_line(r.out);
+    constexpr std::string_view k_name = "bubblewrap ";
+    if (r.status != 0 || line.substr(0, k_name.size()) != k_name)
+        return make_error(Exit::unavailable, "'%s --version' did not say which bubblewrap it is",
+                          bwrap.c_str());
+    return std::string(line.substr(k_name.size()));
+}
+
+std::string userns_fix(std::string_view bwrap_error, const std::string& proc_sys) {
+    if (sysctl_value(proc_sys, "kernel/unprivileged_userns_clone") == "0")
+        return "allow them with sysctl kernel.unprivileged_userns_clone=1";
+    if (sysctl_value(proc_sys, "user/max_user_namespaces") == "0")
+        return "allow them with sysctl user.max_user_namespaces=10000";
+    if (sysctl_value(proc_sys, "kernel/apparmor_restrict_unprivileged_userns") == "1"
+        || bwrap_error.find("apparmor") != std::string_view::npos)
+        return "AppArmor restricts them (Ubuntu 24.04): allow them with sysctl "
+               "kernel.apparmor_restrict_unprivileged_userns=0, or give bwrap an AppArmor profile "
+               "that allows userns";
+    return "allow them with sysctl kernel.unprivileged_userns_clone=1, or on Ubuntu 24.04 with "
+           "sysctl kernel.apparmor_restrict_unprivileged_userns=0 or an AppArmor profile for bwrap";
+}
+
+Status check_userns(const Config& config, const std::string& bwrap) {
+    SION_TRY(BwrapUser user, bwrap_user(config));
+    ChildSpec spec;
+    // As prepare_launch() does, root becomes the workspace's owner through this program.
+    if (user.as_owner)
+        spec.argv = {"/proc/self/exe", "become", std::to_string(user.uid), std::to_string(user.gid),
+                     "--"};
+    spec.argv.insert(spec.argv.end(),
+                     {bwrap, "--unshare-user", "--ro-bind", "/", "/", "--", "true"});
+    spec.env = {"PATH=/usr/bin:/bin"};
+    spec.time_limit = k_probe_limit;
+    SION_TRY(RunResult r, run(std::move(spec), {}, k_probe_output));
+    if (r.status == 0)
+        return {};
+    std::string said(first_line(r.err));
+    if (said.empty())
+        said = r.timed_out ? "it did not end within 15 s"
+                           : "it exited with status " + std::to_string(r.status);
+    return make_error(Exit::unavailable, "user namespaces refused (%s): %s", said.c_str(),
+                      userns_fix(r.err).c_str());
+}
+
+Result<std::string> run_trivial_command(const Config& config) {
+    ExecRequest request;
+    request.argv = {"id", "-u"};
+    SION_TRY(ExecResult r, exec_one(config, request, std::string()));
+    if (r.exit != 0 || r.timed_out) {
+        std::string said(first_line(r.stderr_text));
+        return make_error(Exit::unavailable, "id -u %s in the sandbox%s%s",
+                          r.timed_out ? "ran out of time"
+                                      : ("exited " + std::to_string(r.exit)).c_str(),
+                          said.empty() ? "" : ": ", said.c_str());
+    }
+    return std::string(trimmed(r.stdout_text));
 }
 
 } // namespace sion::sandboxd

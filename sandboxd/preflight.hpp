@@ -8,6 +8,9 @@
 
 #include "lib/result.hpp"
 
+#include <string>
+#include <string_view>
+
 namespace sion::sandboxd {
 
 // The workspace may neither hold $SION_HOME nor lie inside it:
@@ -22,5 +25,32 @@ namespace sion::sandboxd {
 
 // Every check above, in order; the first refusal.
 [[nodiscard]] Status preflight(const Config& config);
+
+// What `sion-sandbox check` asks besides the refusals above. Each runs a program and waits for it
+// (within 15 s, or the configuration's time limit for the command); none prints.
+
+// The version `bwrap --version` prints ("bubblewrap 0.8.0" gives "0.8.0"). Exit::unavailable when
+// it cannot be run or says something else.
+[[nodiscard]] Result<std::string> bwrap_version(const std::string& bwrap);
+
+// Whether `bwrap` (a path), run by whoever runs it for `config` (bwrap_user()), can make a user
+// namespace: `bwrap --unshare-user --ro-bind / / -- true`. Exit::unavailable, naming the fix:
+//   "user namespaces refused (bwrap: setting up uid map: Permission denied): allow them with
+//    sysctl kernel.unprivileged_userns_clone=1"
+// Exit::config when the workspace cannot be opened (bwrap_user()).
+[[nodiscard]] Status check_userns(const Config& config, const std::string& bwrap);
+
+// The fix for user namespaces that bwrap could not make, from the kernel's settings under
+// `proc_sys` (kernel/unprivileged_userns_clone, user/max_user_namespaces,
+// kernel/apparmor_restrict_unprivileged_userns) and bwrap's words; the general fix when neither
+// tells: "allow them with sysctl kernel.unprivileged_userns_clone=1, or on Ubuntu 24.04 with sysctl
+// kernel.apparmor_restrict_unprivileged_userns=0 or an AppArmor profile for bwrap".
+[[nodiscard]] std::string userns_fix(std::string_view bwrap_error,
+                                     const std::string& proc_sys = "/proc/sys");
+
+// Runs `id -u` in the sandbox `config` describes (exec_one()) and returns what it printed, trimmed.
+// Exit::unavailable when the sandbox cannot be made (exec_one()'s message) or the command fails:
+//   "id -u exited 1 in the sandbox: <its first line on stderr>"
+[[nodiscard]] Result<std::string> run_trivial_command(const Config& config);
 
 } // namespace sion::sandboxd

@@ -9,11 +9,12 @@
 
 namespace sion::sandbox_cmd {
 
-// The options exec and serve share (the list), and --json for exec.
+// The options exec, serve and check share (the list), and --json for exec.
 [[nodiscard]] std::vector<OptionSpec> sandbox_options(bool with_json);
 
 [[nodiscard]] int exec_command(int argc, const char* const* argv);
 [[nodiscard]] int serve_command(int argc, const char* const* argv);
+[[nodiscard]] int check_command(int argc, const char* const* argv);
 // Hidden: what runs inside the sandbox, and the switch to the workspace's owner.
 [[nodiscard]] int init_command(int argc, const char* const* argv);
 [[nodiscard]] int become_command(int argc, const char* const* argv);

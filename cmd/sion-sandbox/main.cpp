@@ -16,10 +16,12 @@ sion::CommandSpec main_spec() {
     return {
         "sion-sandbox",
         "sion-sandbox exec [options] [--] COMMAND [ARGS...]\n"
-        "sion-sandbox serve [options]",
+        "sion-sandbox serve [options]\n"
+        "sion-sandbox check [options]",
         "Run commands in a sandbox that can write only the workspace: exec runs one and exits with\n"
         "its status; serve answers sandbox/exec requests on stdin and stdout, one JSON-RPC message\n"
-        "a line. The options follow the command (--json is exec's).",
+        "a line; check says what of the sandbox works and what does not, with the fix. The\n"
+        "options follow the command (--json is exec's).",
         sion::sandbox_cmd::sandbox_options(true),
         true,
     };
@@ -37,16 +39,18 @@ int main(int argc, char** argv) {
             sion::die(sion::usage_error(std::string("option '") + argv[i] +
                                         "' goes after the command: sion-sandbox exec|serve [options]"));
     if (args.operands().empty())
-        sion::die(sion::usage_error("a command is needed: exec or serve (see --help)"));
+        sion::die(sion::usage_error("a command is needed: exec, serve or check (see --help)"));
     std::string_view command = argv[at];
     if (command == "exec")
         return sion::sandbox_cmd::exec_command(argc - at, argv + at);
     if (command == "serve")
         return sion::sandbox_cmd::serve_command(argc - at, argv + at);
+    if (command == "check")
+        return sion::sandbox_cmd::check_command(argc - at, argv + at);
     if (command == "init")
         return sion::sandbox_cmd::init_command(argc - at, argv + at);
     if (command == "become")
         return sion::sandbox_cmd::become_command(argc - at, argv + at);
     sion::die(sion::usage_error("unknown command '" + std::string(command) +
-                                "': give exec or serve (see --help)"));
+                                "': give exec, serve or check (see --help)"));
 }
