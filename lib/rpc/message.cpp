@@ -81,6 +81,17 @@ void append_id(std::string& out, JsonView id) {
     }
 }
 
+// The rest of a request or notification: "method", then "params" if there are any, and the end.
+void finish_call(std::string& out, std::string_view method, JsonView params) {
+    out += "\"method\":";
+    append_json_string(out, method);
+    if (params.exists()) {
+        out += ",\"params\":";
+        out += params.dump();
+    }
+    out += "}\n";
+}
+
 } // namespace
 
 Decoded decode(std::string_view line) {
@@ -114,13 +125,8 @@ Failure overlong_failure(size_t length, size_t max) {
 std::string encode_request(JsonView id, std::string_view method, JsonView params) {
     std::string out = "{\"jsonrpc\":\"2.0\",\"id\":";
     append_id(out, id);
-    out += ",\"method\":";
-    append_json_string(out, method);
-    if (params.exists()) {
-        out += ",\"params\":";
-        out += params.dump();
-    }
-    out += "}\n";
+    out += ',';
+    finish_call(out, method, params);
     return out;
 }
 
@@ -130,13 +136,8 @@ std::string encode_request(int64_t id, std::string_view method, JsonView params)
 }
 
 std::string encode_notification(std::string_view method, JsonView params) {
-    std::string out = "{\"jsonrpc\":\"2.0\",\"method\":";
-    append_json_string(out, method);
-    if (params.exists()) {
-        out += ",\"params\":";
-        out += params.dump();
-    }
-    out += "}\n";
+    std::string out = "{\"jsonrpc\":\"2.0\",";
+    finish_call(out, method, params);
     return out;
 }
 
