@@ -62,6 +62,29 @@ expect_grep() {
     ok
 }
 
+# need_bwrap: skips unless bubblewrap is installed and can make a sandbox here.
+need_bwrap() {
+    command -v bwrap >/dev/null || skip "bwrap is not installed (Debian package bubblewrap)"
+    bwrap --unshare-all --unshare-user --ro-bind /usr /usr --symlink usr/lib64 /lib64 \
+        --symlink usr/lib /lib -- /usr/bin/true 2>/dev/null ||
+        skip "bwrap cannot make a sandbox here (user namespaces refused)"
+}
+
+# user_workspace DIR PREFIX: run by root, makes a user named PREFIX<pid> (in $user) that owns DIR, and
+# puts a copy of sion-sandbox they may run first on PATH: bwrap runs as the workspace's owner, who must
+# reach the workspace and the program. The user is removed at exit, after EXTRA_CLEANUP runs.
+user_workspace() {
+    command -v useradd >/dev/null || skip "useradd is not installed (Debian package passwd)"
+    user="$2$$"
+    useradd --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin --user-group "$user" ||
+        skip "cannot create a user for the test"
+    trap 'eval "${EXTRA_CLEANUP:-}"; userdel "$user" 2>/dev/null; rm -rf "$scratch"' EXIT
+    chown "$user:$user" "$1"
+    chmod 711 "$scratch"
+    mkdir -p "$scratch/bin" && cp "$SION_BIN/sion-sandbox" "$scratch/bin/" && chmod 755 "$scratch/bin"
+    export PATH="$scratch/bin:$PATH"
+}
+
 # skip WHY: exit 125 with the reason on stderr (CI installs what suites need, so it never skips).
 skip() {
     printf 'SKIP: %s\n' "$*" >&2

@@ -5,10 +5,7 @@
 # come on stdin, and each refusal of the configuration exits 78 with the seed's words.
 . "$(dirname "$0")/lib.sh"
 
-command -v bwrap >/dev/null || skip "bwrap is not installed (Debian package bubblewrap)"
-bwrap --unshare-all --unshare-user --ro-bind /usr /usr --symlink usr/lib64 /lib64 \
-    --symlink usr/lib /lib -- /usr/bin/true 2>/dev/null ||
-    skip "bwrap cannot make a sandbox here (user namespaces refused)"
+need_bwrap
 
 work="$scratch/work"
 mkdir -p "$work" "$SION_HOME"

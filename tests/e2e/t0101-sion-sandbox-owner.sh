@@ -5,29 +5,16 @@
 # command is user 10001 all the same. Run by a user, files are that user's.
 . "$(dirname "$0")/lib.sh"
 
-command -v bwrap >/dev/null || skip "bwrap is not installed (Debian package bubblewrap)"
-bwrap --unshare-all --unshare-user --ro-bind /usr /usr --symlink usr/lib64 /lib64 \
-    --symlink usr/lib /lib -- /usr/bin/true 2>/dev/null ||
-    skip "bwrap cannot make a sandbox here (user namespaces refused)"
+need_bwrap
 
 work="$scratch/work"
 mkdir -p "$work"
 sbx() { timeout 120 sion-sandbox "$@"; }
 
 if [ "$(id -u)" -eq 0 ]; then
-    command -v useradd >/dev/null || skip "useradd is not installed (Debian package passwd)"
-    user="sionsbx$$"
-    useradd --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin --user-group "$user" ||
-        skip "cannot create a user for the test"
-    trap 'userdel "$user" 2>/dev/null; rm -rf "$scratch"' EXIT
+    user_workspace "$work" sionsbx
     uid=$(id -u "$user")
     gid=$(id -g "$user")
-    chown "$user:$user" "$work"
-    # bwrap runs as the workspace's owner, who must reach the workspace and the program: a copy
-    # of it beside the workspace, under a scratch directory they may search.
-    chmod 711 "$scratch"
-    mkdir -p "$scratch/bin" && cp "$SION_BIN/sion-sandbox" "$scratch/bin/" && chmod 755 "$scratch/bin"
-    export PATH="$scratch/bin:$PATH"
 else
     uid=$(id -u)
     gid=$(id -g)

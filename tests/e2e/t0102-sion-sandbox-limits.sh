@@ -6,26 +6,13 @@
 # processes whose user outside is root against RLIMIT_NPROC.
 . "$(dirname "$0")/lib.sh"
 
-command -v bwrap >/dev/null || skip "bwrap is not installed (Debian package bubblewrap)"
-bwrap --unshare-all --unshare-user --ro-bind /usr /usr --symlink usr/lib64 /lib64 \
-    --symlink usr/lib /lib -- /usr/bin/true 2>/dev/null ||
-    skip "bwrap cannot make a sandbox here (user namespaces refused)"
+need_bwrap
 command -v python3 >/dev/null || skip "python3 is not installed"
 
 work="$scratch/work"
 mkdir -p "$work"
 if [ "$(id -u)" -eq 0 ]; then
-    command -v useradd >/dev/null || skip "useradd is not installed (Debian package passwd)"
-    user="sionlim$$"
-    useradd --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin --user-group "$user" ||
-        skip "cannot create a user for the test"
-    trap 'userdel "$user" 2>/dev/null; rm -rf "$scratch"' EXIT
-    chown "$user:$user" "$work"
-    # bwrap runs as the workspace's owner, who must reach the workspace and the program: a copy
-    # of it beside the workspace, under a scratch directory they may search.
-    chmod 711 "$scratch"
-    mkdir -p "$scratch/bin" && cp "$SION_BIN/sion-sandbox" "$scratch/bin/" && chmod 755 "$scratch/bin"
-    export PATH="$scratch/bin:$PATH"
+    user_workspace "$work" sionlim
 fi
 cd "$work" || exit 1
 limits=(--timeout 3 --cpu 2 --memory 256M --file-size 1M --output 1K)

@@ -6,10 +6,7 @@
 # result while the session goes on.
 . "$(dirname "$0")/lib.sh"
 
-command -v bwrap >/dev/null || skip "bwrap is not installed (Debian package bubblewrap)"
-bwrap --unshare-all --unshare-user --ro-bind /usr /usr --symlink usr/lib64 /lib64 \
-    --symlink usr/lib /lib -- /usr/bin/true 2>/dev/null ||
-    skip "bwrap cannot make a sandbox here (user namespaces refused)"
+need_bwrap
 command -v python3 >/dev/null || skip "python3 is not installed"
 
 work="$scratch/work"
@@ -17,15 +14,8 @@ mkdir -p "$work"
 if [ "$(id -u)" -eq 0 ]; then
     # The fork bomb needs RLIMIT_NPROC, which the kernel does not apply to root's processes: the
     # workspace is a user's, so bwrap runs as them.
-    command -v useradd >/dev/null || skip "useradd is not installed (Debian package passwd)"
-    user="sionsrv$$"
-    useradd --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin --user-group "$user" ||
-        skip "cannot create a user for the test"
-    trap 'exec 3>&- 4<&- 2>/dev/null; userdel "$user" 2>/dev/null; rm -rf "$scratch"' EXIT
-    chown "$user:$user" "$work"
-    chmod 711 "$scratch"
-    mkdir -p "$scratch/bin" && cp "$SION_BIN/sion-sandbox" "$scratch/bin/" && chmod 755 "$scratch/bin"
-    export PATH="$scratch/bin:$PATH"
+    EXTRA_CLEANUP='exec 3>&- 4<&- 2>/dev/null'
+    user_workspace "$work" sionsrv
 fi
 cd "$work" || exit 1
 

@@ -5,10 +5,7 @@
 # undeclared one, and cannot connect around the proxy; in exec and in serve.
 . "$(dirname "$0")/lib.sh"
 
-command -v bwrap >/dev/null || skip "bwrap is not installed (Debian package bubblewrap)"
-bwrap --unshare-all --unshare-user --ro-bind /usr /usr --symlink usr/lib64 /lib64 \
-    --symlink usr/lib /lib -- /usr/bin/true 2>/dev/null ||
-    skip "bwrap cannot make a sandbox here (user namespaces refused)"
+need_bwrap
 py=/usr/bin/python3
 [ -x "$py" ] || skip "$py is missing (Debian package python3)"
 
