@@ -92,6 +92,9 @@ Result<Args> parse_args(const CommandSpec& spec, int argc, const char* const* ar
                 note(o, {});
             } else if (eq != std::string_view::npos) {
                 note(o, std::string(body.substr(eq + 1)));
+            } else if (o->optional_prefix != nullptr) {
+                bool follows = i + 1 < argc && std::string_view(argv[i + 1]).rfind(o->optional_prefix, 0) == 0;
+                note(o, follows ? std::string(argv[++i]) : std::string());
             } else if (i + 1 < argc) {
                 note(o, argv[++i]);
             } else {
@@ -153,8 +156,10 @@ std::string help_text(const CommandSpec& spec) {
         left += "--";
         left += o->name;
         if (o->arg != nullptr) {
-            left += ' ';
+            left += o->optional_prefix != nullptr ? " [" : " ";
             left += o->arg;
+            if (o->optional_prefix != nullptr)
+                left += ']';
         }
         if (left.size() < 28)
             left.resize(28, ' ');

@@ -20,6 +20,9 @@ struct OptionSpec {
     char short_name = 0;         // 0 for none
     const char* arg = nullptr;   // the argument's name for --help ("DIR"); nullptr for a flag
     const char* help = "";       // one line for --help
+    // With `arg`, the argument is optional: given with '=', or as the next argument when that
+    // begins with this prefix ("docker:" for `--shell docker:IMAGE`); otherwise the value is "".
+    const char* optional_prefix = nullptr;
 };
 
 struct CommandSpec {

@@ -4,9 +4,12 @@
 
 #include "lib/utf8.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <vector>
 
 namespace sion {
 
@@ -357,6 +360,37 @@ std::string JsonView::dump() const {
     std::string out(text);
     cJSON_free(text);
     return out;
+}
+
+namespace {
+
+// Sorts the members of every object under `node` by name, in place.
+void sort_members(cJSON* node) {
+    std::vector<cJSON*> kids;
+    for (cJSON* c = node->child; c != nullptr; c = c->next) {
+        sort_members(c);
+        kids.push_back(c);
+    }
+    if (!cJSON_IsObject(node) || kids.size() < 2)
+        return;
+    std::stable_sort(kids.begin(), kids.end(), [](const cJSON* a, const cJSON* b) {
+        return std::strcmp(a->string, b->string) < 0;
+    });
+    node->child = kids.front();
+    for (size_t i = 0; i < kids.size(); ++i) {
+        kids[i]->prev = i == 0 ? kids.back() : kids[i - 1]; // cJSON: the head's prev is the tail
+        kids[i]->next = i + 1 < kids.size() ? kids[i + 1] : nullptr;
+    }
+}
+
+} // namespace
+
+std::string canonical_json(JsonView v) {
+    if (!v.exists())
+        return {};
+    Json copy = Json::copy_of(v);
+    sort_members(const_cast<cJSON*>(copy.view().raw()));
+    return copy.dump();
 }
 
 Result<Json> Json::parse(std::string_view text) {

@@ -145,3 +145,12 @@ private:
 void append_json_string(std::string& out, std::string_view s);
 
 } // namespace sion
+
+namespace sion {
+
+// The JSON text of `v` with the members of every object sorted by name (bytewise) and no spaces:
+// equal values give equal text, for keys (the journal) and for transcripts. Numbers are as cJSON
+// prints them (integers without a fraction). "" for an empty view.
+[[nodiscard]] std::string canonical_json(JsonView v);
+
+} // namespace sion

@@ -58,6 +58,10 @@ struct Config {
 //   "Docker's \"bridge\" network does not restrict where a command connects: name a network you set up"
 [[nodiscard]] Status parse_network(Config& config, std::string_view text);
 
+// The options sion-sandbox's exec, serve and check share (--json is exec's): the one list that
+// --help, the man page and config_from_args() agree on.
+[[nodiscard]] std::vector<OptionSpec> sandbox_options(bool with_json);
+
 // The configuration exec and serve take from their options (--workspace, --sandbox-read,
 // --backend, --network, --allow-host, --timeout, --cpu, --memory, --file-size, --output, --home).
 // The workspace defaults to the current directory and must be a directory; the home to $SION_HOME

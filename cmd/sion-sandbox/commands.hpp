@@ -3,14 +3,15 @@
 // command's word) and returns the exit status.
 #pragma once
 
+#include "sandboxd/config.hpp"
+
 #include "lib/cli.hpp"
 
 #include <vector>
 
 namespace sion::sandbox_cmd {
 
-// The options exec, serve and check share (the list), and --json for exec.
-[[nodiscard]] std::vector<OptionSpec> sandbox_options(bool with_json);
+using sandboxd::sandbox_options;
 
 [[nodiscard]] int exec_command(int argc, const char* const* argv);
 [[nodiscard]] int serve_command(int argc, const char* const* argv);

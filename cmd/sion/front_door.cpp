@@ -2,11 +2,11 @@
 // git's dashed commands for sion: a table of words and the programs they name.
 #include "cmd/sion/front_door.hpp"
 
-#include <limits.h>
+#include "lib/programs.hpp"
+
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdlib>
 #include <string_view>
 
 namespace sion::front_door {
@@ -22,7 +22,11 @@ struct Route {
 // One row per command; a program arriving with its issue adds its row here.
 const std::vector<Route>& routes() {
     static const std::vector<Route> table = {
-        {{"agent", "run"}, "sion-run", {}},
+        {{"agent", "run"}, "sion-run", {"run"}},
+        {{"agent", "create"}, "sion-run", {"create"}},
+        {{"agent", "list"}, "sion-run", {"list"}},
+        {{"agent", "sessions"}, "sion-run", {"sessions"}},
+        {{"agent", "show"}, "sion-run", {"show"}},
         {{"agent", "mcp"}, "sion-mcp", {}},
         {{"agent", "hooks"}, "sion-hooks", {}},
         {{"agent", "routes"}, "sion-route", {}},
@@ -72,17 +76,6 @@ Dispatch help(const std::vector<std::string>& operands) {
     return {"help", "man", {"sion-" + operands[1]}};
 }
 
-bool executable(const std::string& path) { return ::access(path.c_str(), X_OK) == 0; }
-
-std::string self_dir() {
-    char buf[PATH_MAX];
-    ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-    if (n <= 0)
-        return {};
-    std::string path(buf, static_cast<size_t>(n));
-    return path.substr(0, path.rfind('/'));
-}
-
 } // namespace
 
 Result<Dispatch> route(const std::vector<std::string>& operands) {
@@ -119,29 +112,11 @@ Result<Dispatch> route(const std::vector<std::string>& operands) {
 }
 
 Result<std::string> locate(const Dispatch& dispatch) {
-    std::vector<std::string> dirs;
-    if (const char* exec_path = std::getenv("SION_EXEC_PATH"); exec_path && *exec_path)
-        dirs.emplace_back(exec_path);
-    if (std::string self = self_dir(); !self.empty())
-        dirs.push_back(self + "/../libexec/sion");
-    if (const char* path = std::getenv("PATH")) {
-        std::string_view rest = path;
-        while (true) {
-            size_t colon = rest.find(':');
-            std::string_view dir = rest.substr(0, colon);
-            dirs.emplace_back(dir.empty() ? "." : std::string(dir));
-            if (colon == std::string_view::npos)
-                break;
-            rest.remove_prefix(colon + 1);
-        }
-    }
-    for (const auto& dir : dirs) {
-        std::string candidate = dir + "/" + dispatch.program;
-        if (executable(candidate))
-            return candidate;
-    }
-    return make_error(Exit::not_found, "'%s' is not installed: %s not found", dispatch.word.c_str(),
-                      dispatch.program.c_str());
+    auto path = find_program(dispatch.program);
+    if (!path)
+        return make_error(Exit::not_found, "'%s' is not installed: %s not found", dispatch.word.c_str(),
+                          dispatch.program.c_str());
+    return path;
 }
 
 Error exec(const std::string& path, const Dispatch& dispatch) {

@@ -12,8 +12,8 @@ expect_exit 0 sion -h && expect_grep '^Options:' "$scratch/out"
 expect_exit 64 sion && expect_err "sion: a command is needed; usage: sion agent|sandbox|mcp|help [<args>...]"
 expect_exit 64 sion --frob && expect_err "sion: unknown option '--frob'"
 expect_exit 64 sion frob && expect_err "sion: unknown command 'frob'; usage: sion agent|sandbox|mcp|help [<args>...]"
-expect_exit 64 sion agent && expect_err "sion: 'agent' needs a command; usage: sion agent run|mcp|hooks|routes [<args>...]"
-expect_exit 64 sion agent frob --x && expect_err "sion: unknown command 'frob'; usage: sion agent run|mcp|hooks|routes [<args>...]"
+expect_exit 64 sion agent && expect_err "sion: 'agent' needs a command; usage: sion agent run|create|list|sessions|show|mcp|hooks|routes [<args>...]"
+expect_exit 64 sion agent frob --x && expect_err "sion: unknown command 'frob'; usage: sion agent run|create|list|sessions|show|mcp|hooks|routes [<args>...]"
 expect_exit 64 sion mcp frob && expect_err "sion: unknown command 'frob'; usage: sion mcp mail|calendar|documents [<args>...]"
 
 # Routing: a stand-in program on SION_EXEC_PATH records its argv.
@@ -24,7 +24,11 @@ for p in sion-run sion-mcp sion-hooks sion-route sion-sandbox; do
     chmod +x "$fake/$p"
 done
 route() { SION_EXEC_PATH="$fake" expect_exit 7 sion "$@"; }
-route agent run coder abc --task 'two words' && expect_out "sion-run [coder] [abc] [--task] [two words]"
+route agent run coder abc --task 'two words' && expect_out "sion-run [run] [coder] [abc] [--task] [two words]"
+route agent create coder --autonomy L3 && expect_out "sion-run [create] [coder] [--autonomy] [L3]"
+route agent list && expect_out "sion-run [list]"
+route agent sessions && expect_out "sion-run [sessions]"
+route agent show af88d6083cc5587b --json && expect_out "sion-run [show] [af88d6083cc5587b] [--json]"
 route agent mcp add notes -- python3 s.py && expect_out "sion-mcp [add] [notes] [--] [python3] [s.py]"
 route agent hooks list && expect_out "sion-hooks [list]"
 route agent routes test lead 'Fix it' && expect_out "sion-route [test] [lead] [Fix it]"

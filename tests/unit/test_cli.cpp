@@ -48,6 +48,25 @@ TEST(Cli, EmptyValueIsAValue) {
     EXPECT_EQ(a->value("sandbox-read"), "");
 }
 
+TEST(Cli, OptionalArgumentTakesTheNextOnlyWithItsPrefix) {
+    const CommandSpec spec{"prog", "prog", "", {{"shell", 0, "docker:IMAGE", "a shell", "docker:"}}};
+    auto a = parse({"--shell", "docker:alpine@sha256:ab", "coder"}, spec);
+    ASSERT_TRUE(a) << a.error().message();
+    EXPECT_EQ(a->value("shell"), "docker:alpine@sha256:ab");
+    EXPECT_EQ(a->operands(), std::vector<std::string>{"coder"});
+    a = parse({"--shell", "coder"}, spec);
+    ASSERT_TRUE(a);
+    EXPECT_EQ(a->value("shell"), "");
+    EXPECT_EQ(a->operands(), std::vector<std::string>{"coder"});
+    a = parse({"coder", "--shell"}, spec);
+    ASSERT_TRUE(a);
+    EXPECT_TRUE(a->has("shell"));
+    a = parse({"--shell=bwrap"}, spec);
+    ASSERT_TRUE(a);
+    EXPECT_EQ(a->value("shell"), "bwrap");
+    EXPECT_NE(help_text(spec).find("--shell [docker:IMAGE]"), std::string::npos);
+}
+
 TEST(Cli, OperandsAnywhereAndAfterDoubleDash) {
     auto a = parse({"one", "--shell", "two", "--", "--workspace", "-v", "-"});
     ASSERT_TRUE(a);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // lib/json and lib/utf8: parsing exactly one strict JSON text, typed accessors that answer errors
-// (never crash) on missing members and wrong types, builders, string escaping, UTF-8 validation.
+// (never crash) on missing members and wrong types, builders, string escaping, canonical text,
+// UTF-8 validation.
 #include "lib/json.hpp"
 #include "lib/utf8.hpp"
 
@@ -10,6 +11,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sion {
@@ -441,6 +443,111 @@ TEST(JsonNul, EscapedNulIsRefusedWithItsPlace) {
     EXPECT_EQ(j.error().exit(), Exit::data);
     EXPECT_EQ(j.error().message(), "invalid JSON at byte 21: \\u0000 is not supported");
     EXPECT_TRUE(Json::parse(R"({"a":"\u0001\u00e9"})"));
+}
+
+} // namespace
+} // namespace sion
+
+namespace sion {
+namespace {
+
+// canonical_json() of a JSON text.
+std::string canonical(std::string_view text) {
+    auto j = parse_exact(text);
+    EXPECT_TRUE(j) << text;
+    return j ? canonical_json(j->view()) : "parse failed";
+}
+
+TEST(JsonCanonical, MembersAreSortedAndSpacesGone) {
+    EXPECT_EQ(canonical(R"({"b":2,"a":1})"), R"({"a":1,"b":2})");
+    EXPECT_EQ(canonical(R"({"a":1,"b":2})"), R"({"a":1,"b":2})");
+    EXPECT_EQ(canonical(" {\n \"b\" : [ 1 , 2 ] ,\t\"a\" : { } } "), R"({"a":{},"b":[1,2]})");
+}
+
+TEST(JsonCanonical, NestedObjectsAreSortedAtEveryDepth) {
+    EXPECT_EQ(canonical(R"({"z":{"y":1,"x":[{"d":1,"c":{"f":0,"e":0}}]},"a":null})"),
+              R"({"a":null,"z":{"x":[{"c":{"e":0,"f":0},"d":1}],"y":1}})");
+    EXPECT_EQ(canonical(R"([{"b":1,"a":2},[{"d":3,"c":4}]])"),
+              R"([{"a":2,"b":1},[{"c":4,"d":3}]])");
+}
+
+TEST(JsonCanonical, ArraysKeepTheirOrder) {
+    EXPECT_EQ(canonical("[3,1,2]"), "[3,1,2]");
+    EXPECT_EQ(canonical(R"(["b","a",{"b":1,"a":0},null,true])"),
+              R"(["b","a",{"a":0,"b":1},null,true])");
+    EXPECT_EQ(canonical("[]"), "[]");
+}
+
+TEST(JsonCanonical, KeysCompareBytewise) {
+    // 'B' (0x42) < '_' (0x5f) < 'a' < "aa" < "b" < "é" (0xc3 0xa9): bytes, not letters or locale.
+    EXPECT_EQ(canonical("{\"\xc3\xa9\":6,\"b\":5,\"aa\":4,\"a\":3,\"_\":2,\"B\":1,\"\":0}"),
+              "{\"\":0,\"B\":1,\"_\":2,\"a\":3,\"aa\":4,\"b\":5,\"\xc3\xa9\":6}");
+}
+
+TEST(JsonCanonical, EqualValuesGiveEqualText) {
+    EXPECT_EQ(canonical(R"({"n":1.0,"m":{"q":[1e2,-0.5],"p":"x"}})"),
+              canonical(R"({"m":{"p":"x","q":[100,-5e-1]},"n":1})"));
+    EXPECT_EQ(canonical(R"({"n":1.0})"), R"({"n":1})");
+    EXPECT_NE(canonical(R"({"a":[1,2]})"), canonical(R"({"a":[2,1]})"));
+    EXPECT_NE(canonical(R"({"a":1})"), canonical(R"({"a":"1"})"));
+}
+
+TEST(JsonCanonical, ScalarsAndStrings) {
+    EXPECT_EQ(canonical("null"), "null");
+    EXPECT_EQ(canonical("true"), "true");
+    EXPECT_EQ(canonical("-1.5"), "-1.5");
+    EXPECT_EQ(canonical("42"), "42");
+    EXPECT_EQ(canonical(R"("quote \" back \\ nl \n")"), R"("quote \" back \\ nl \n")");
+    EXPECT_EQ(canonical("\"caf\xc3\xa9\""), "\"caf\xc3\xa9\"");
+}
+
+TEST(JsonCanonical, AnEmptyViewGivesNothing) {
+    EXPECT_EQ(canonical_json(JsonView()), "");
+    Json empty;
+    EXPECT_EQ(canonical_json(empty), "");
+    auto j = parse_exact(R"({"a":1})");
+    ASSERT_TRUE(j);
+    EXPECT_EQ(canonical_json(j->get("missing")), "");
+    EXPECT_EQ(canonical_json(j->view().at(3)), "");
+}
+
+TEST(JsonCanonical, AMemberIsGivenWithoutItsName) {
+    auto j = parse_exact(R"({"outer":{"b":1,"a":2},"list":[{"d":0,"c":1}]})");
+    ASSERT_TRUE(j);
+    EXPECT_EQ(canonical_json(j->get("outer")), R"({"a":2,"b":1})");
+    EXPECT_EQ(canonical_json(j->get("list").at(0)), R"({"c":1,"d":0})");
+}
+
+TEST(JsonCanonical, TheOriginalIsLeftAsItWas) {
+    auto j = parse_exact(R"({"b":{"d":1,"c":2},"a":1})");
+    ASSERT_TRUE(j);
+    EXPECT_EQ(canonical_json(j->view()), R"({"a":1,"b":{"c":2,"d":1}})");
+    EXPECT_EQ(j->dump(), R"({"b":{"d":1,"c":2},"a":1})");
+    // Still a well-formed tree: members are found and iterated as before.
+    EXPECT_EQ(*j->get("b").integer("c"), 2);
+    std::string keys;
+    for (JsonView member : j->view())
+        keys += std::string(member.key());
+    EXPECT_EQ(keys, "ba");
+}
+
+TEST(JsonCanonical, BuiltValuesAndTheirParsedTextAgree) {
+    Json inner = Json::object();
+    inner.set("y", true).set("b", false);
+    Json list = Json::array();
+    list.push(std::move(inner));
+    Json built = Json::object();
+    built.set("z", 1).set("a", "x").set("m", std::move(list));
+    EXPECT_EQ(canonical_json(built), R"({"a":"x","m":[{"b":false,"y":true}],"z":1})");
+    EXPECT_EQ(canonical(built.dump()), canonical_json(built));
+}
+
+TEST(JsonCanonical, ASortedTreeCanBeSortedAgainAndParsedBack) {
+    std::string once = canonical(R"({"c":[3,{"z":0,"y":1}],"b":{"k":"v","j":null},"a":[]})");
+    EXPECT_EQ(canonical(once), once);
+    auto back = parse_exact(once);
+    ASSERT_TRUE(back);
+    EXPECT_EQ(back->dump(), once);
 }
 
 } // namespace
