@@ -5,8 +5,11 @@ each other (schemas/README.md).
 
 Every schema must be a valid JSON Schema 2020-12 named for what it describes; every line of a valid
 fixture (and of examples/pipes-*.jsonl) must pass the envelope and its method's schema; every line of an invalid fixture must fail;
-every method schema must be exercised by a fixture. Prints one line per failure on stdout, as
-"path:line: what is wrong", and exits 1 if there was any, 0 if none.
+every file in tests/fixtures/<name>/ must pass the file format's schema <name>.schema.json, and every
+file in tests/fixtures/<name>-invalid/ fail it; every line in tests/fixtures/<program>-event/ must pass
+the program's events' schema <program>.event.json, and every line in <program>-event-invalid/ fail it;
+every schema must be exercised by a fixture. Prints one line per failure on stdout, as
+"path:line: what is wrong" (or "path: …" for a whole file), and exits 1 if there was any, 0 if none.
 
 Run with Debian's /usr/bin/python3, which has python3-jsonschema (4.10 or newer).
 """
@@ -23,6 +26,11 @@ DRAFT = "https://json-schema.org/draft/2020-12/schema"
 ENVELOPE = "envelope.schema.json"
 # <noun>.<verb>[.<more>].params.json or .result.json: a method's name with each '/' made a '.'.
 METHOD_SCHEMA = re.compile(r"^([A-Za-z][A-Za-z0-9_]*(?:\.[A-Za-z][A-Za-z0-9_]*)+)\.(params|result)\.json$")
+# <name>.schema.json, other than the envelope: a file that sion reads, such as a script of the scripted
+# model; the name has no dot, so it is never taken for a method's.
+FILE_SCHEMA = re.compile(r"^([a-z][a-z0-9]*(?:-[a-z0-9]+)*)\.schema\.json$")
+# <program>.event.json: the JSON events a program prints, one a line (run.event.json for sion-run).
+EVENT_SCHEMA = re.compile(r"^([a-z][a-z0-9]*(?:-[a-z0-9]+)*)\.event\.json$")
 METHOD_FIXTURE = re.compile(r"^([A-Za-z][A-Za-z0-9_]*(?:\.[A-Za-z][A-Za-z0-9_]*)+)\.jsonl$")
 
 try:
@@ -63,9 +71,10 @@ class Checker:
         for name in names:
             path = os.path.join(self.schemas_dir, name)
             where = self.show(path)
-            if name != ENVELOPE and not METHOD_SCHEMA.match(name):
-                self.fail(where, "not a schema's name: want envelope.schema.json, "
-                                 "<noun>.<verb>.params.json or <noun>.<verb>.result.json")
+            if not any(p.match(name) for p in (FILE_SCHEMA, METHOD_SCHEMA, EVENT_SCHEMA)):
+                self.fail(where, "not a schema's name: want envelope.schema.json, <name>.schema.json, "
+                                 "<program>.event.json, <noun>.<verb>.params.json or "
+                                 "<noun>.<verb>.result.json")
                 continue
             try:
                 with open(path, encoding="utf-8") as f:
@@ -270,11 +279,82 @@ class Checker:
                 elif self.errors(part, value) is None:
                     self.fail(where, f"valid against {part}, but it must fail")
 
+    # --- files of a format --------------------------------------------------------------------
+
+    def json_files(self, sub):
+        d = os.path.join(self.fixtures_dir, sub)
+        if not os.path.isdir(d):
+            return []
+        out = []
+        for name in sorted(os.listdir(d)):
+            path = os.path.join(d, name)
+            if name.endswith(".json"):
+                out.append(path)
+            else:
+                self.fail(self.show(path), "not a fixture: want <name>.json")
+        return out
+
+    def document(self, path):
+        """(True, the JSON value) of a whole file, or (False, None) after reporting why it is none.
+        An invalid fixture must be JSON too: one that is not would fail for the wrong reason."""
+        try:
+            with open(path, "rb") as f:
+                return True, json.loads(f.read().decode("utf-8"), parse_constant=reject_constant)
+        except UnicodeDecodeError as e:
+            self.fail(self.show(path), f"not UTF-8: {e}")
+        except ValueError as e:
+            self.fail(self.show(path), f"not JSON: {e}")
+        return False, None
+
+    def check_file_fixtures(self):
+        for name in sorted(self.schemas):
+            match = FILE_SCHEMA.match(name)
+            if not match or name == ENVELOPE:
+                continue
+            stem = match.group(1)
+            for path in self.json_files(stem):
+                ok, value = self.document(path)
+                if not ok:
+                    continue
+                why = self.errors(name, value)
+                if why is not None:
+                    self.fail(self.show(path), f"{name}: {why}")
+                else:
+                    self.exercised.add(name)
+            for path in self.json_files(f"{stem}-invalid"):
+                ok, value = self.document(path)
+                if ok and self.errors(name, value) is None:
+                    self.fail(self.show(path), f"valid against {name}, but it must fail")
+
+    # --- a program's events -------------------------------------------------------------------
+
+    def check_event_fixtures(self):
+        for name in sorted(self.schemas):
+            match = EVENT_SCHEMA.match(name)
+            if not match:
+                continue
+            stem = match.group(1)
+            for path in self.jsonl_files(f"{stem}-event"):
+                for where, event in self.lines(path):
+                    why = self.errors(name, event)
+                    if why is not None:
+                        self.fail(where, f"{name}: {why}")
+                    else:
+                        self.exercised.add(name)
+            for path in self.jsonl_files(f"{stem}-event-invalid"):
+                for where, event in self.lines(path):
+                    if self.errors(name, event) is None:
+                        self.fail(where, f"valid against {name}, but it must fail")
+
     def check_coverage(self):
         for name in sorted(self.schemas):
             if name not in self.exercised:
                 stem = METHOD_SCHEMA.match(name)
-                fixture = f"methods/{stem.group(1)}.jsonl" if stem else "envelope/"
+                file_stem = FILE_SCHEMA.match(name) if name != ENVELOPE else None
+                event_stem = EVENT_SCHEMA.match(name)
+                fixture = (f"methods/{stem.group(1)}.jsonl" if stem else
+                           f"{file_stem.group(1)}/" if file_stem else
+                           f"{event_stem.group(1)}-event/" if event_stem else "envelope/")
                 self.fail(self.show(os.path.join(self.schemas_dir, name)),
                           f"no valid fixture in {self.show(os.path.join(self.fixtures_dir, fixture))}")
 
@@ -320,6 +400,8 @@ def main():
     checker.load_schemas()
     checker.check_envelope_fixtures()
     checker.check_method_fixtures()
+    checker.check_file_fixtures()
+    checker.check_event_fixtures()
     checker.check_coverage()
     sys.stdout.flush()
     return 1 if checker.failures else 0

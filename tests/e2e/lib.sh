@@ -96,3 +96,27 @@ done_testing() {
     printf '%d passed, %d failed\n' "$checks" "$failures"
     [ "$failures" -eq 0 ]
 }
+
+# need_docker: as root, starts scripts/docker-test-env's private engine, registry and busybox image
+# under $scratch/docker (DOCKER_HOST, SION_TEST_IMAGE and SION_TEST_REGISTRY exported) and stops them
+# at exit, after EXTRA_CLEANUP runs. Skips when the engine cannot run here (not root, or the reason
+# docker-test-env gives).
+need_docker() {
+    [ "$(id -u)" -eq 0 ] || skip "dockerd needs root: the Docker suites run as root (CI does)"
+    docker_dir="$scratch/docker"
+    trap 'eval "${EXTRA_CLEANUP:-}"; "$SION_SOURCE_DIR/scripts/docker-test-env" stop "$docker_dir" >/dev/null 2>&1; rm -rf "$scratch"' EXIT
+    local code=0
+    "$SION_SOURCE_DIR/scripts/docker-test-env" start "$docker_dir" >"$scratch/docker.env" 2>"$scratch/docker.err" ||
+        code=$?
+    if [ "$code" -eq 69 ] || [ "$code" -eq 77 ]; then
+        cat "$scratch/docker.err" >&2
+        skip "the Docker engine cannot run here: $(head -n 1 "$scratch/docker.err")"
+    elif [ "$code" -ne 0 ]; then
+        cat "$scratch/docker.err" >&2
+        fail "docker-test-env start exited $code"
+        done_testing
+        exit 1
+    fi
+    eval "$(cat "$scratch/docker.env")"
+    : "${DOCKER_HOST:?}" "${SION_TEST_IMAGE:?}" "${SION_TEST_REGISTRY:?}"
+}

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# schemas/ and the message fixtures: every schema is a valid JSON Schema 2020-12, every line of
+# schemas/ and the fixtures: every schema is a valid JSON Schema 2020-12, every line of
 # tests/fixtures/envelope/ and methods/ passes the envelope and its method's schemas, every line of
-# envelope-invalid/ and methods-invalid/ fails (tests/validate_fixtures.py, schemas/README.md). Then the
-# validator is shown to catch each kind of mistake, on copies in the scratch directory.
+# envelope-invalid/ and methods-invalid/ fails, every file of a format's fixtures (script-model/) passes
+# its schema and every file of script-model-invalid/ fails, every line of a program's events
+# (run-event/) passes its schema and every line of run-event-invalid/ fails (tests/validate_fixtures.py,
+# schemas/README.md). Then the validator is shown to catch each kind of mistake, on copies in the
+# scratch directory.
 . "$(dirname "$0")/lib.sh"
 
 # Debian's interpreter, which has python3-jsonschema; the python3 first on PATH may be another one.
@@ -19,6 +22,14 @@ expect_exit 0 "$py" "$validate" && expect_out ""
 for d in tests/fixtures/envelope tests/fixtures/envelope-invalid examples; do
     set -- "$SION_SOURCE_DIR/$d"/*.jsonl
     [ -f "$1" ] && ok || fail "no message fixtures in $d"
+done
+for d in tests/fixtures/script-model tests/fixtures/script-model-invalid; do
+    set -- "$SION_SOURCE_DIR/$d"/*.json
+    [ -f "$1" ] && ok || fail "no script fixtures in $d"
+done
+for d in tests/fixtures/run-event tests/fixtures/run-event-invalid; do
+    set -- "$SION_SOURCE_DIR/$d"/*.jsonl
+    [ -f "$1" ] && ok || fail "no event fixtures in $d"
 done
 cd "$scratch" || exit 1
 
@@ -72,9 +83,11 @@ printf '{"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"demo.ec
 printf '{"$schema":"http://json-schema.org/draft-07/schema#","$id":"demo.echo.result.json"}\n' >t/schemas/demo.echo.result.json
 printf '{"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"other.json"}\n' >t/schemas/demo.json
 printf '{"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"demo.ref.params.json","$ref":"common.json"}\n' >t/schemas/demo.ref.params.json
-check "bad schemas" 1 "t/schemas/demo.echo.params.json: not a valid 2020-12 schema: 'objekt' is not valid under any of the given schemas at \$.type
+printf '{"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"demo.doc.schema.json"}\n' >t/schemas/demo.doc.schema.json
+check "bad schemas" 1 "t/schemas/demo.doc.schema.json: not a schema's name: want envelope.schema.json, <name>.schema.json, <program>.event.json, <noun>.<verb>.params.json or <noun>.<verb>.result.json
+t/schemas/demo.echo.params.json: not a valid 2020-12 schema: 'objekt' is not valid under any of the given schemas at \$.type
 t/schemas/demo.echo.result.json: \$schema is not https://json-schema.org/draft/2020-12/schema
-t/schemas/demo.json: not a schema's name: want envelope.schema.json, <noun>.<verb>.params.json or <noun>.<verb>.result.json
+t/schemas/demo.json: not a schema's name: want envelope.schema.json, <name>.schema.json, <program>.event.json, <noun>.<verb>.params.json or <noun>.<verb>.result.json
 t/schemas/demo.ref.params.json: cannot resolve \$ref 'common.json': 'common.json' is not a schema in schemas/"
 
 # A method's schemas and fixtures: demo/echo takes {"text": string} and answers {"echoed": string}.
@@ -134,6 +147,42 @@ t/fixtures/methods/demo.ping.jsonl:1: schemas/demo.ping.params.json is missing
 t/fixtures/methods/demo.tell.jsonl:1: a request, but schemas/demo.tell.result.json is missing
 t/schemas/demo.echo.params.json: no valid fixture in t/fixtures/methods/demo.echo.jsonl
 t/schemas/demo.echo.result.json: no valid fixture in t/fixtures/methods/demo.echo.jsonl"
+
+# A file format's schema and its fixtures: script-model.schema.json, tests/fixtures/script-model[-invalid]/.
+fresh
+echo '{"turns":[{"text":""}]}' >t/fixtures/script-model/zz-empty-text.json
+printf '{"turns":' >t/fixtures/script-model/zz-cut.json
+echo '{}' >t/fixtures/script-model/zz-notes.txt
+echo '{"turns":[]}' >t/fixtures/script-model-invalid/zz-empty.json
+printf '{"turns":[{"text":"\377"}]}\n' >t/fixtures/script-model-invalid/zz-latin1.json
+check "a script's fixtures that break its schema" 1 "t/fixtures/script-model/zz-notes.txt: not a fixture: want <name>.json
+t/fixtures/script-model/zz-cut.json: not JSON: Expecting value: line 1 column 10 (char 9)
+t/fixtures/script-model/zz-empty-text.json: script-model.schema.json: '' is too short at \$.turns[0].text
+t/fixtures/script-model-invalid/zz-empty.json: valid against script-model.schema.json, but it must fail
+t/fixtures/script-model-invalid/zz-latin1.json: not UTF-8: 'utf-8' codec can't decode byte 0xff in position 19: invalid start byte"
+
+fresh
+rm t/fixtures/script-model/*.json
+check "a file format without valid fixtures" 1 "t/schemas/script-model.schema.json: no valid fixture in t/fixtures/script-model"
+
+fresh
+rm -r t/fixtures/script-model t/fixtures/script-model-invalid
+check "a file format without fixtures at all" 1 "t/schemas/script-model.schema.json: no valid fixture in t/fixtures/script-model"
+
+# A program's events and their fixtures: run.event.json, tests/fixtures/run-event[-invalid]/.
+fresh
+echo '{"event":"text"}' >>t/fixtures/run-event/primes.jsonl
+n=$(wc -l <t/fixtures/run-event/primes.jsonl)
+echo '{"event":"text","text":"fine"}' >>t/fixtures/run-event-invalid/said.jsonl
+m=$(wc -l <t/fixtures/run-event-invalid/said.jsonl)
+echo '{}' >t/fixtures/run-event/notes.json
+check "events that break their schema" 1 "t/fixtures/run-event/notes.json: not a fixture: want <name>.jsonl
+t/fixtures/run-event/primes.jsonl:$n: run.event.json: 'text' is a required property at \$
+t/fixtures/run-event-invalid/said.jsonl:$m: valid against run.event.json, but it must fail"
+
+fresh
+rm -r t/fixtures/run-event
+check "events without fixtures" 1 "t/schemas/run.event.json: no valid fixture in t/fixtures/run-event"
 
 # No envelope at all.
 fresh

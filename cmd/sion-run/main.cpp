@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: MIT
+// sion-run: agent sessions (sion-run(1)). `run` runs one; create, list, sessions and show keep the
+// agents and what their sessions did.
+#include "cmd/sion-run/commands.hpp"
+#include "lib/log.hpp"
+#include "lib/utf8.hpp"
+
+#include <string>
+#include <string_view>
+
+namespace {
+
+sion::CommandSpec main_spec() {
+    return {
+        "sion-run",
+        "sion-run run PROFILE AGENT --task TEXT [options]\n"
+        "sion-run create PROFILE [--model M]... [--autonomy LEVEL]\n"
+        "sion-run list [PROFILE]\n"
+        "sion-run sessions [AGENT]\n"
+        "sion-run show SESSION [--json]",
+        "Run an agent's session: it thinks with a model and acts through tools, every call\n"
+        "passing through one policy. create makes an agent, list shows them, sessions lists\n"
+        "their sessions and show prints one's transcript. The options follow the command.",
+        sion::run_cmd::run_options(),
+        true,
+    };
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    sion::guard_standard_fds();
+    sion::set_program_name("sion-run");
+    // What sion-run is given is kept as JSON text, which holds only UTF-8.
+    for (int i = 1; i < argc; ++i)
+        if (sion::invalid_utf8_at(argv[i]) != std::string_view::npos)
+            sion::die(sion::make_error(
+                sion::Exit::data,
+                "argument %d is not UTF-8 text: sion keeps what it is given as UTF-8", i));
+    sion::Args args = sion::parse_args_or_exit(main_spec(), argc, argv);
+    int at = argc - static_cast<int>(args.operands().size());
+    for (int i = 1; i < at; ++i)
+        if (std::string_view(argv[i]).substr(0, 1) == "-")
+            sion::die(sion::usage_error(
+                std::string("option '") + argv[i]
+                + "' goes after the command: sion-run run|create|list|sessions|show"));
+    if (args.operands().empty())
+        sion::die(sion::usage_error(
+            "a command is needed: run, create, list, sessions or show (see --help)"));
+    std::string_view command = argv[at];
+    int status = 0;
+    if (command == "run")
+        status = sion::run_cmd::run_command(argc - at, argv + at);
+    else if (command == "create")
+        status = sion::run_cmd::create_command(argc - at, argv + at);
+    else if (command == "list")
+        status = sion::run_cmd::list_command(argc - at, argv + at);
+    else if (command == "sessions")
+        status = sion::run_cmd::sessions_command(argc - at, argv + at);
+    else if (command == "show")
+        status = sion::run_cmd::show_command(argc - at, argv + at);
+    else
+        sion::die(sion::usage_error("unknown command '" + std::string(command)
+                                    + "': give run, create, list, sessions or show (see --help)"));
+    return sion::finish_stdout(status);
+}

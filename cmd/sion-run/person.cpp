@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: MIT
+// Asking on /dev/tty, one line of answer.
+#include "cmd/sion-run/person.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
+
+namespace sion::run_cmd {
+
+Person Person::find(bool for_program) {
+    if (for_program)
+        return Person(Fd(), "--json");
+    int fd = ::open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0)
+        return Person(Fd(), "no terminal");
+    return Person(Fd(fd), {});
+}
+
+bool Person::allows(std::string_view question) {
+    if (!present() || !write_all(m_tty.get(), question))
+        return false;
+    std::string answer;
+    char c = 0;
+    while (true) {
+        ssize_t n = ::read(m_tty.get(), &c, 1);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            (void)write_all(m_tty.get(), "\n"); // the end of input ends the question's line too
+            break;
+        }
+        if (c == '\n')
+            break;
+        if (answer.size() < 16)
+            answer += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+    while (!answer.empty() && std::isspace(static_cast<unsigned char>(answer.back())) != 0)
+        answer.pop_back();
+    return answer == "y" || answer == "yes";
+}
+
+} // namespace sion::run_cmd

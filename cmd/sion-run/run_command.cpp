@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: MIT
+// sion-run run: one run of an agent's session, new or continued.
+#include "cmd/sion-run/commands.hpp"
+#include "cmd/sion-run/sandbox_client.hpp"
+#include "cmd/sion-run/session.hpp"
+#include "lib/agents.hpp"
+#include "lib/home.hpp"
+#include "lib/log.hpp"
+#include "lib/state.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace sion::run_cmd {
+
+namespace {
+
+template <class T>
+T or_die(Result<T> r) {
+    if (!r)
+        die(r.error());
+    return std::move(*r);
+}
+
+// A check whose refusal keeps the session from starting: configuration refused as the seeds
+// show it; anything else as any error.
+template <class T>
+T or_refuse(Result<T> r) {
+    if (!r) {
+        if (r.error().exit() == Exit::config || r.error().exit() == Exit::unavailable)
+            refuse_session(r.error());
+        die(r.error());
+    }
+    return std::move(*r);
+}
+
+} // namespace
+
+std::vector<OptionSpec> run_options() {
+    return {
+        {"task", 0, "TEXT", "what the agent is to do"},
+        {"model", 0, "M", "provider:model to think with, first first (repeatable)"},
+        {"workspace", 0, "DIR", "the directory the agent works in, at /workspace"},
+        {"shell", 0, "docker:IMAGE@sha256:D",
+         "give it a shell in a bubblewrap sandbox, or in Docker", "docker:"},
+        {"sandbox-network", 0, "NETWORK",
+         "none (default), declared or host; with Docker none or NAME"},
+        {"sandbox-read", 0, "DIR", "a directory commands may read (repeatable)"},
+        {"sandbox-timeout", 0, "S", "seconds a command may run (120)"},
+        {"autonomy", 0, "LEVEL", "L0 to L6: what runs without asking (the profile's)"},
+        {"budget-tokens", 0, "N", "stop the run once it has used N tokens"},
+        {"session", 0, "ID", "continue a stored session with a new task"},
+        {"json", 0, nullptr, "print one JSON event a line instead of the transcript"},
+    };
+}
+
+void refuse_session(const Error& error) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "error: %s\n", error.message().c_str());
+    std::exit(to_int(Exit::no));
+}
+
+int run_command(int argc, const char* const* argv) {
+    const CommandSpec spec{
+        "sion-run run",
+        "sion-run run PROFILE AGENT --task TEXT [options]",
+        "Run a session of AGENT, of PROFILE, on the task: a new one, or the one --session names.",
+        run_options(),
+    };
+    Args args = parse_args_or_exit(spec, argc, argv);
+    if (args.operands().size() != 2)
+        die(usage_error(args.operands().size() < 2
+                            ? "give a profile and an agent: sion-run run PROFILE AGENT --task TEXT"
+                            : "unexpected operand '" + args.operands()[2] + "'"));
+    auto task = args.value("task");
+    if (!task || task->empty())
+        die(usage_error("give the task: --task TEXT"));
+    const std::string& profile_name = args.operands()[0];
+    if (Status ok = check_profile_name(profile_name); !ok)
+        die(ok.error());
+
+    std::string home = or_die(prepare_home());
+    Db db = or_die(open_state(home));
+    Agent agent = or_die(find_agent(db, args.operands()[1], std::string_view(profile_name)));
+    Profile profile = *or_die(find_profile(db, profile_name));
+
+    std::optional<SessionRow> stored;
+    if (auto id = args.value("session")) {
+        stored = or_die(find_session(db, *id));
+        if (stored->agent != agent.id)
+            die(make_error(Exit::data, "session %s is of agent %s, not %s", stored->id.c_str(),
+                           short_agent_id(stored->agent).c_str(),
+                           short_agent_id(agent.id).c_str()));
+    }
+    Json flags = or_die(settings_from_flags(args, stored ? stored->settings.view() : JsonView()));
+    SessionParts parts;
+    parts.db = &db;
+    parts.task = *task;
+    parts.settings = or_refuse(resolve_settings(flags, profile, home));
+    for (const auto& m : parts.settings.models)
+        parts.models.push_back(or_die(models::open_model(m)));
+    parts.tools = make_tools(
+        {!parts.settings.workspace.empty(), parts.settings.shell, parts.settings.shell_external});
+    std::unique_ptr<SandboxClient> sandbox;
+    if (parts.settings.shell)
+        sandbox = or_refuse(SandboxClient::start(parts.settings.sandbox));
+    parts.context = {parts.settings.workspace, sandbox.get()};
+
+    if (stored) {
+        if (Status ok = claim(db, stored->id); !ok)
+            die(ok.error());
+        if (Status ok = close_interrupted_calls(db, *stored); !ok)
+            die(ok.error());
+        if (Status ok = set_settings(db, stored->id, parts.settings.stored); !ok)
+            die(ok.error());
+        parts.row = std::move(*stored);
+        parts.row.settings = Json::copy_of(parts.settings.stored);
+        parts.continued = true;
+    } else {
+        parts.row.id = or_die(new_session_id());
+        parts.row.agent = agent.id;
+        parts.row.profile = profile.name;
+        parts.row.task = *task;
+        parts.row.settings = Json::copy_of(parts.settings.stored);
+        parts.row.state = "running";
+        parts.row.owner = this_process();
+        parts.row.started = now_ms();
+        if (Status ok = insert_session(db, parts.row); !ok)
+            die(ok.error());
+    }
+    bool json = args.has("json");
+    parts.person = Person::find(json);
+    auto out = make_output(json, stdout);
+    parts.out = out.get();
+    Ending ending = or_die(run_session(parts));
+    return exit_status(ending);
+}
+
+} // namespace sion::run_cmd

@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: MIT
+// The session's sandbox: `sion-sandbox serve`, started once per session, asked over its pipes to
+// run each command (sandbox/exec) and closed at the end (sandbox/close).
+#pragma once
+
+#include "lib/child.hpp"
+#include "lib/fd.hpp"
+#include "lib/result.hpp"
+#include "lib/rpc/connection.hpp"
+#include "sandboxd/exec.hpp"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sion::run_cmd {
+
+class SandboxClient {
+public:
+    // Starts `sion-sandbox serve OPTIONS…` (found as find_program() finds programs; the options are
+    // sion-sandbox's, checked already by the caller) and runs a trivial command
+    // in it, so a sandbox that does not work is known before the session starts. Errors
+    // (Exit::unavailable) carry what sion-sandbox said: "the sandbox does not work: <its message>".
+    [[nodiscard]] static Result<std::unique_ptr<SandboxClient>>
+    start(const std::vector<std::string>& options);
+
+    SandboxClient(const SandboxClient&) = delete;
+    SandboxClient& operator=(const SandboxClient&) = delete;
+    // Closes the sandbox: asks sion-sandbox to end and waits for it (briefly; then kills it).
+    ~SandboxClient();
+
+    // Runs `command` with /bin/sh -c in /workspace. Exit::unavailable when the sandbox is gone.
+    [[nodiscard]] Result<sandboxd::ExecResult> exec(const std::string& command,
+                                                    std::optional<double> timeout_seconds);
+
+private:
+    SandboxClient(Child child, Fd errors)
+        : m_child(std::move(child)), m_errors(std::move(errors)) {}
+
+    // What sion-sandbox wrote to its stderr, its last line, for messages.
+    [[nodiscard]] std::string last_error();
+    [[nodiscard]] Error gone(const Error& why);
+
+    Child m_child;
+    Fd m_errors; // a temporary file holding sion-sandbox's stderr
+    std::unique_ptr<rpc::Connection> m_rpc;
+    bool m_dead = false;
+};
+
+} // namespace sion::run_cmd

@@ -1,0 +1,336 @@
+// SPDX-License-Identifier: MIT
+// The session loop: ask the model, make its calls, give it their results, until it is done.
+#include "cmd/sion-run/session.hpp"
+
+#include "lib/journal.hpp"
+#include "lib/state.hpp"
+#include "lib/text.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <set>
+
+namespace sion::run_cmd {
+
+namespace {
+
+// How long a model that was busy or failing is left alone (seed 001, "Models").
+constexpr int64_t k_model_rest_ms = 30'000;
+
+int64_t steady_ms() {
+    using namespace std::chrono;
+    return duration_cast<milliseconds>(steady_clock::now().time_since_epoch()).count();
+}
+
+Json tool_message(const CallRow& row) {
+    Json m = Json::object();
+    m.set("role", "tool");
+    m.set("call", std::string_view(row.call_id));
+    m.set("tool", std::string_view(row.tool));
+    m.set("text", std::string_view(row.result));
+    m.set("error", row.state != "ok");
+    return m;
+}
+
+class Loop {
+public:
+    explicit Loop(SessionParts& parts)
+        : m_p(parts), m_journal(*parts.db), m_resting_until(parts.models.size(), 0) {
+        for (const auto& t : parts.tools)
+            m_specs.push_back(t->spec());
+    }
+
+    Result<Ending> run() {
+        SION_TRY(m_conversation, load_messages(*m_p.db, m_p.row.id));
+        for (const Json& m : m_conversation)
+            for (JsonView c : m.get("calls"))
+                if (auto id = c.string("id"))
+                    m_call_ids.insert(std::string(*id));
+        m_p.out->session(m_p.row, m_p.continued);
+        Json task = Json::object();
+        task.set("role", "user");
+        task.set("text", std::string_view(m_p.task));
+        SION_CHECK(append_message(*m_p.db, m_p.row.id, task));
+        m_conversation.push_back(std::move(task));
+        std::string system = system_prompt(m_p);
+        while (true) {
+            models::Request request{system, m_specs, m_conversation};
+            if (m_p.settings.budget_tokens) {
+                int64_t budget = *m_p.settings.budget_tokens;
+                int64_t used = m_ending.input_tokens + m_ending.output_tokens;
+                if (used + models::estimate_tokens(request) > budget)
+                    return finish("stopped",
+                                  format("the token budget of %lld tokens is spent (%lld used)",
+                                         static_cast<long long>(budget),
+                                         static_cast<long long>(used)));
+            }
+            auto answer = ask(request);
+            if (!answer)
+                return finish("failed", answer.error().message());
+            SION_CHECK(record_answer(*answer));
+            if (answer->calls.empty())
+                return finish("done", "");
+            for (auto& call : answer->calls)
+                SION_CHECK(make_call(call));
+        }
+    }
+
+private:
+    // The first model that answers, in order, passing over those that were busy or failing in the
+    // last 30 seconds (unless every one was). Each failing one is named, and the next asked when
+    // the failure is one another model may not have.
+    Result<models::Answer> ask(const models::Request& request) {
+        int64_t now = steady_ms();
+        std::vector<size_t> order;
+        for (size_t i = 0; i < m_p.models.size(); ++i)
+            if (m_resting_until[i] <= now)
+                order.push_back(i);
+        for (size_t i = 0; i < m_p.models.size(); ++i)
+            if (m_resting_until[i] > now)
+                order.push_back(i);
+        Error last(Exit::unavailable, "no model");
+        for (size_t k = 0; k < order.size(); ++k) {
+            models::Model& model = *m_p.models[order[k]];
+            auto answer = model.answer(request);
+            if (answer)
+                return answer;
+            last = Error(answer.error().exit(),
+                         "the model " + model.name() + " failed: " + answer.error().message());
+            if (!models::worth_another_model(answer.error()) || k + 1 == order.size())
+                break;
+            m_resting_until[order[k]] = steady_ms() + k_model_rest_ms;
+            m_p.out->notice(last.message() + "; asking " + m_p.models[order[k + 1]]->name());
+        }
+        return last;
+    }
+
+    Status record_answer(models::Answer& answer) {
+        Json m = Json::object();
+        m.set("role", "assistant");
+        if (!answer.text.empty())
+            m.set("text", std::string_view(answer.text));
+        if (!answer.reasoning.empty())
+            m.set("reasoning", std::string_view(answer.reasoning));
+        if (!answer.calls.empty()) {
+            Json calls = Json::array();
+            for (auto& c : answer.calls) {
+                // Ids must be unique in the session: a scripted model starts its numbering again
+                // in each run.
+                std::string base = c.id.empty() ? "call" : c.id;
+                std::string id = base;
+                for (int n = 2; m_call_ids.count(id) != 0; ++n)
+                    id = base + "_" + std::to_string(n);
+                m_call_ids.insert(id);
+                c.id = id;
+                Json one = Json::object();
+                one.set("id", std::string_view(c.id));
+                one.set("tool", std::string_view(c.tool));
+                one.set("input", Json::copy_of(c.input));
+                calls.push(std::move(one));
+            }
+            m.set("calls", std::move(calls));
+        }
+        m_ending.input_tokens += answer.usage.input_tokens;
+        m_ending.output_tokens += answer.usage.output_tokens;
+        {
+            SION_TRY(Txn txn, Txn::begin(*m_p.db));
+            SION_CHECK(append_message(*m_p.db, m_p.row.id, m));
+            SION_CHECK(add_usage(*m_p.db, m_p.row.id, answer.usage.input_tokens,
+                                 answer.usage.output_tokens));
+            SION_CHECK(txn.commit());
+        }
+        m_conversation.push_back(std::move(m));
+        if (!answer.reasoning.empty())
+            m_p.out->reasoning(answer.reasoning);
+        if (!answer.text.empty())
+            m_p.out->text(answer.text);
+        return {};
+    }
+
+    Tool* find_tool(std::string_view name) {
+        for (size_t i = 0; i < m_specs.size(); ++i)
+            if (m_specs[i].name == name)
+                return m_p.tools[i].get();
+        return nullptr;
+    }
+
+    Status make_call(const models::ToolCall& call) {
+        CallRow row;
+        row.call_id = call.id;
+        row.tool = call.tool;
+        row.input = Json::copy_of(call.input);
+        row.started_ms = now_ms();
+        Tool* tool = find_tool(call.tool);
+        if (tool == nullptr || !call.input.view().is_object()) {
+            row.state = "error";
+            row.result = tool == nullptr ? "there is no tool named " + call.tool
+                                         : "the input of " + call.tool + " is not an object";
+            SION_TRY(row.seq, insert_call(*m_p.db, m_p.row.id, row));
+            m_p.out->call(row);
+            return finish_call_now(row);
+        }
+        Effect effect = tool->effect(call.input);
+        Decision decision = decide(effect, m_p.settings.autonomy, m_p.row.tainted);
+        row.effect = effect_name(effect);
+        row.decision = decision_name(decision);
+        row.why = explain(call.tool, effect, m_p.settings.autonomy, m_p.row.tainted);
+        row.state = "running";
+        SION_TRY(row.seq, insert_call(*m_p.db, m_p.row.id, row));
+        m_p.out->call(row);
+        if (decision == Decision::refuse)
+            return refuse(row, row.why);
+        if (decision == Decision::ask) {
+            if (!m_p.person.present())
+                return refuse(row, row.why + ", and there is no one to ask here ("
+                                       + m_p.person.absent_why() + ")");
+            // The call's line is in the transcript already when that is on the terminal too.
+            std::string question =
+                ::isatty(STDOUT_FILENO) == 1
+                    ? row.why + ". Run it? [y/N] "
+                    : format("→ %s %s\n%s. Run it? [y/N] ", call.tool.c_str(),
+                             canonical_json(call.input).c_str(), row.why.c_str());
+            if (!m_p.person.allows(question))
+                return refuse(row, "the person did not allow this call (" + row.why + ")");
+        }
+        return run_tool(*tool, row);
+    }
+
+    Status run_tool(Tool& tool, CallRow& row) {
+        std::optional<int64_t> entry;
+        if (tool.journaled()) {
+            SION_TRY(Begun begun, m_journal.begin(m_p.row.id, row.tool, row.input));
+            if (begun.kind == Begun::Kind::recorded) {
+                row.state = begun.is_error ? "error" : "ok";
+                row.result = begun.result;
+                return finish_call_now(row);
+            }
+            if (begun.kind == Begun::Kind::uncertain) {
+                row.state = "uncertain";
+                row.result = begun.result;
+                return finish_call_now(row);
+            }
+            entry = begun.entry;
+        }
+        int64_t started = steady_ms();
+        auto done = tool.run(row.input, m_p.context);
+        row.wall_ms = steady_ms() - started;
+        if (!done) {
+            row.state = "error";
+            row.result = done.error().message();
+            if (entry)
+                SION_CHECK(m_journal.mark_uncertain(*entry, done.error().message()));
+            return finish_call_now(row);
+        }
+        if (entry)
+            SION_CHECK(m_journal.finish(*entry, done->text, done->is_error));
+        row.state = done->is_error ? "error" : "ok";
+        row.result = std::move(done->text);
+        row.detail = std::move(done->detail);
+        row.tainted = done->taints && !m_p.row.tainted;
+        return finish_call_now(row);
+    }
+
+    Status refuse(CallRow& row, std::string why) {
+        row.state = "refused";
+        row.result = std::move(why);
+        return finish_call_now(row);
+    }
+
+    Status finish_call_now(CallRow& row) {
+        Json m = tool_message(row);
+        SION_CHECK(finish_call(*m_p.db, m_p.row.id, row, m));
+        m_conversation.push_back(std::move(m));
+        if (row.tainted)
+            m_p.row.tainted = true;
+        ++m_ending.calls;
+        m_p.out->result(row);
+        return {};
+    }
+
+    Result<Ending> finish(const char* state, std::string why) {
+        m_ending.state = state;
+        m_ending.why = std::move(why);
+        SION_CHECK(end_run(*m_p.db, m_p.row.id, m_ending.state, m_ending.why));
+        m_p.row.state = m_ending.state;
+        m_p.out->end(m_p.row, m_ending);
+        return m_ending;
+    }
+
+    SessionParts& m_p;
+    Journal m_journal;
+    std::vector<models::ToolSpec> m_specs;
+    std::vector<Json> m_conversation;
+    std::set<std::string> m_call_ids;
+    std::vector<int64_t> m_resting_until; // steady ms, per model: left alone until then
+    Ending m_ending;
+};
+
+} // namespace
+
+Result<Ending> run_session(SessionParts& parts) {
+    return Loop(parts).run();
+}
+
+int exit_status(const Ending& ending) {
+    if (ending.state == "done")
+        return 0;
+    if (ending.state == "failed")
+        return to_int(Exit::unavailable);
+    return to_int(Exit::no);
+}
+
+Status close_interrupted_calls(Db& db, const SessionRow& row) {
+    SION_TRY(auto calls, load_calls(db, row.id));
+    Journal journal(db);
+    SION_TRY(auto entries, journal.entries(row.id));
+    for (auto& call : calls) {
+        if (call.state != "running")
+            continue;
+        std::string why = "the session stopped before this call was answered";
+        for (const auto& e : entries)
+            if (e.state == "pending" && e.tool == call.tool
+                && e.input == canonical_json(call.input))
+                SION_CHECK(journal.mark_uncertain(e.id, why));
+        call.state = "interrupted";
+        call.result = why + ": it may have taken effect";
+        SION_CHECK(finish_call(db, row.id, call, tool_message(call)));
+    }
+    // Calls the model asked for that the session never started: answered as not made.
+    SION_TRY(auto messages, load_messages(db, row.id));
+    std::set<std::string> answered;
+    for (const Json& m : messages)
+        if (auto id = m.view().string("call"))
+            answered.insert(std::string(*id));
+    for (const Json& m : messages)
+        for (JsonView c : m.get("calls")) {
+            auto id = c.string("id");
+            if (!id || answered.count(std::string(*id)) != 0)
+                continue;
+            CallRow never;
+            never.call_id = std::string(*id);
+            never.tool = std::string(c.string_or("tool", "").value_or(""));
+            never.state = "interrupted";
+            never.result = "the session stopped before this call was made";
+            Json tm = tool_message(never);
+            SION_CHECK(append_message(db, row.id, tm));
+        }
+    return {};
+}
+
+std::string system_prompt(const SessionParts& parts) {
+    std::string s =
+        format("You are agent %.8s of sion, working for a person on the task they give you. "
+               "You act only through your tools; each call passes the session's policy "
+               "(autonomy %s), and a call it refuses comes back saying why.",
+               parts.row.agent.c_str(), autonomy_name(parts.settings.autonomy).c_str());
+    if (!parts.settings.workspace.empty())
+        s += " Your workspace is /workspace: name files relative to it.";
+    if (parts.settings.shell)
+        s += " Shell commands run with /bin/sh in /workspace, in a sandbox that can write only the "
+             "workspace.";
+    s += " When the task is done, say so briefly, without a tool call.";
+    return s;
+}
+
+} // namespace sion::run_cmd

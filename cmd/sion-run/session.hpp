@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: MIT
+// One run of a session: the task goes to the model, the model's calls go through the policy, the
+// person, the journal and their tools, their results go back to the model, until it answers
+// without a call, the token budget is spent, or every model fails. Everything is stored as it
+// happens (store.hpp) and shown as it happens (transcript.hpp).
+#pragma once
+
+#include "cmd/sion-run/person.hpp"
+#include "cmd/sion-run/settings.hpp"
+#include "cmd/sion-run/store.hpp"
+#include "cmd/sion-run/tools.hpp"
+#include "cmd/sion-run/transcript.hpp"
+#include "lib/db.hpp"
+#include "lib/models/model.hpp"
+
+#include <memory>
+#include <vector>
+
+namespace sion::run_cmd {
+
+struct SessionParts {
+    Db* db = nullptr;
+    SessionRow row; // claimed or inserted, state "running"
+    bool continued = false;
+    std::string task;
+    RunSettings settings;
+    std::vector<std::unique_ptr<models::Model>> models;
+    std::vector<std::unique_ptr<Tool>> tools;
+    ToolContext context;
+    Person person;
+    Output* out = nullptr;
+};
+
+// Runs the session to the end of this run and records how it ended. Returns its Ending; an Error
+// only when the store itself fails (then the session stays "running" in it, and `show` says it was
+// interrupted).
+[[nodiscard]] Result<Ending> run_session(SessionParts& parts);
+
+// The exit status of `sion-run run` for a run that ended so: 0 done, 1 stopped (budget), 69 failed
+// (no model answered).
+[[nodiscard]] int exit_status(const Ending& ending);
+
+// Closes what an earlier run left open: calls that started and were never answered are marked
+// "interrupted" and answered, for the model, as such; journaled ones become uncertain.
+[[nodiscard]] Status close_interrupted_calls(Db& db, const SessionRow& row);
+
+// The system prompt of a session.
+[[nodiscard]] std::string system_prompt(const SessionParts& parts);
+
+} // namespace sion::run_cmd

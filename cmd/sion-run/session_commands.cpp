@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: MIT
+// sion-run sessions and show: what the stored sessions did.
+#include "cmd/sion-run/commands.hpp"
+#include "cmd/sion-run/store.hpp"
+#include "cmd/sion-run/transcript.hpp"
+#include "lib/agents.hpp"
+#include "lib/home.hpp"
+#include "lib/log.hpp"
+#include "lib/state.hpp"
+#include "lib/text.hpp"
+
+#include <cstdio>
+#include <map>
+
+namespace sion::run_cmd {
+
+namespace {
+
+template <class T>
+T or_die(Result<T> r) {
+    if (!r)
+        die(r.error());
+    return std::move(*r);
+}
+
+// A stored session's state as it is now: one left "running" by a process that is gone was
+// interrupted.
+std::string state_now(const SessionRow& row) {
+    if (row.state == "running" && !process_alive(row.owner))
+        return "interrupted";
+    return row.state;
+}
+
+// The first line of the task, cut to 60 characters (whole UTF-8 sequences).
+std::string headline(std::string_view task) {
+    task = task.substr(0, task.find('\n'));
+    if (task.size() <= 60)
+        return std::string(task);
+    size_t cut = 60;
+    while (cut > 0 && (static_cast<unsigned char>(task[cut]) & 0xC0) == 0x80)
+        --cut;
+    return std::string(task.substr(0, cut)) + "…";
+}
+
+} // namespace
+
+int sessions_command(int argc, const char* const* argv) {
+    const CommandSpec spec{
+        "sion-run sessions",
+        "sion-run sessions [AGENT]",
+        "List the sessions, of AGENT or of every agent, newest first: the id, the agent, the\n"
+        "state, the calls made, and the first task.",
+        {},
+    };
+    Args args = parse_args_or_exit(spec, argc, argv);
+    if (args.operands().size() > 1)
+        die(usage_error("unexpected operand '" + args.operands()[1] + "'"));
+    std::string home = or_die(prepare_home());
+    Db db = or_die(open_state(home));
+    std::optional<std::string> agent;
+    if (!args.operands().empty())
+        agent = or_die(find_agent(db, args.operands()[0], std::nullopt)).id;
+    auto rows =
+        or_die(list_sessions(db, agent ? std::optional<std::string_view>(*agent) : std::nullopt));
+    for (const auto& row : rows) {
+        auto calls = or_die(load_calls(db, row.id));
+        std::printf("%s %s %s %zu call%s %s\n", row.id.c_str(), short_agent_id(row.agent).c_str(),
+                    state_now(row).c_str(), calls.size(), calls.size() == 1 ? "" : "s",
+                    headline(row.task).c_str());
+    }
+    return 0;
+}
+
+int show_command(int argc, const char* const* argv) {
+    const CommandSpec spec{
+        "sion-run show",
+        "sion-run show SESSION [--json]",
+        "Print a stored session's transcript, as its runs printed it, with the person's tasks as\n"
+        "\"you:\" lines; or its events, one JSON object a line.",
+        {{"json", 0, nullptr, "print one JSON event a line instead of the transcript"}},
+    };
+    Args args = parse_args_or_exit(spec, argc, argv);
+    if (args.operands().size() != 1)
+        die(usage_error(args.operands().empty()
+                            ? "give a session: sion-run show SESSION"
+                            : "unexpected operand '" + args.operands()[1] + "'"));
+    std::string home = or_die(prepare_home());
+    Db db = or_die(open_state(home));
+    SessionRow row = or_die(find_session(db, args.operands()[0]));
+    auto messages = or_die(load_messages(db, row.id));
+    auto calls = or_die(load_calls(db, row.id));
+    std::map<std::string, const CallRow*> by_id;
+    for (const auto& c : calls)
+        by_id[c.call_id] = &c;
+    auto out = make_output(args.has("json"), stdout);
+    out->session(row, false);
+    for (const Json& m : messages) {
+        std::string_view role = m.view().string_or("role", "").value_or("");
+        if (role == "user") {
+            out->task(m.view().string_or("text", "").value_or(""));
+            continue;
+        }
+        if (role != "assistant")
+            continue;
+        if (auto r = m.view().string("reasoning"))
+            out->reasoning(*r);
+        if (auto t = m.view().string("text"))
+            out->text(*t);
+        for (JsonView c : m.get("calls")) {
+            auto id = c.string("id");
+            auto found = id ? by_id.find(std::string(*id)) : by_id.end();
+            if (found == by_id.end()) {
+                CallRow never;
+                never.call_id = std::string(*id);
+                never.tool = std::string(c.string_or("tool", "").value_or(""));
+                never.input = Json::copy_of(c.get("input"));
+                never.state = "interrupted";
+                never.result = "the session stopped before this call was made";
+                out->call(never);
+                out->result(never);
+                continue;
+            }
+            const CallRow& call = *found->second;
+            out->call(call);
+            if (call.state == "running") {
+                bool live = state_now(row) == "running";
+                CallRow open = {call.seq,
+                                call.call_id,
+                                call.tool,
+                                Json::copy_of(call.input),
+                                call.effect,
+                                call.decision,
+                                call.why,
+                                live ? "running" : "interrupted",
+                                live ? "no answer yet: the session is running"
+                                     : "no answer: the session stopped during this call",
+                                {},
+                                false,
+                                call.started_ms,
+                                0};
+                out->result(open);
+            } else {
+                out->result(call);
+            }
+        }
+    }
+    Ending ending{state_now(row), row.ended_why, static_cast<int64_t>(calls.size()),
+                  row.input_tokens, row.output_tokens};
+    if (ending.state == "interrupted")
+        ending.why =
+            format("it stopped after %zu call%s", calls.size(), calls.size() == 1 ? "" : "s");
+    out->end(row, ending);
+    return 0;
+}
+
+} // namespace sion::run_cmd

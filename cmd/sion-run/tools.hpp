@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: MIT
+// The session's tools: what each is called, what it takes, what its calls may do (its effect), and
+// running it. The session finds a call's tool here, asks the policy, the journal and the person,
+// and then runs it.
+#pragma once
+
+#include "cmd/sion-run/sandbox_client.hpp"
+#include "lib/json.hpp"
+#include "lib/models/model.hpp"
+#include "lib/policy.hpp"
+#include "lib/result.hpp"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sion::run_cmd {
+
+// What a call came to. A tool's failure (a file that is not there, a command that could not
+// start) is an answer too: the model is shown it, marked as an error, and may try again.
+struct ToolResult {
+    std::string text; // what the model is shown
+    bool is_error = false;
+    bool taints = false; // it came from outside: the session is tainted from now on
+    Json detail;         // structured, for JSON events and the store (the shell's result object)
+};
+
+// What tools run against: the session's workspace and sandbox.
+struct ToolContext {
+    std::string workspace;            // absolute; "" without one
+    SandboxClient* sandbox = nullptr; // nullptr without a shell
+};
+
+class Tool {
+public:
+    Tool() = default;
+    Tool(const Tool&) = delete;
+    Tool& operator=(const Tool&) = delete;
+    virtual ~Tool() = default;
+
+    [[nodiscard]] virtual models::ToolSpec spec() const = 0;
+    // What a call with `input` may do.
+    [[nodiscard]] virtual Effect effect(JsonView input) const = 0;
+    // Whether making the same call again does no more than making it once ("repeats run again").
+    [[nodiscard]] virtual bool idempotent() const = 0;
+
+    // Whether its calls go through the journal: those neither read-only nor idempotent, unless the
+    // tool says otherwise (a shell command is run again when asked again, as a test suite should).
+    [[nodiscard]] virtual bool journaled() const { return !idempotent(); }
+
+    // Runs the call. An Error is a failure of the runtime, not of the call (the sandbox died).
+    [[nodiscard]] virtual Result<ToolResult> run(JsonView input, ToolContext& context) = 0;
+};
+
+struct ToolOptions {
+    bool files = false;          // a workspace: write_file, read_file
+    bool shell = false;          // a shell in the sandbox
+    bool shell_external = false; // its commands have a network: they are external and taint
+};
+
+// The tools a session with these options has, in the order the model is shown them.
+[[nodiscard]] std::vector<std::unique_ptr<Tool>> make_tools(const ToolOptions& options);
+
+// Each tool's own file.
+[[nodiscard]] std::unique_ptr<Tool> make_shell_tool(bool external);
+[[nodiscard]] std::unique_ptr<Tool> make_write_file_tool();
+[[nodiscard]] std::unique_ptr<Tool> make_read_file_tool();
+
+} // namespace sion::run_cmd

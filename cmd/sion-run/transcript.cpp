@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: MIT
+// The transcript's lines and the JSON events, from the same records.
+#include "cmd/sion-run/transcript.hpp"
+
+#include "lib/log.hpp"
+#include "lib/text.hpp"
+
+#include <cerrno>
+
+namespace sion::run_cmd {
+
+namespace {
+
+// Writes one line and flushes it. A reader that went away, or a full disk, ends the program at
+// once, as SIGPIPE would a filter: the store is consistent at any instant, and the session is
+// then shown as interrupted.
+void put(std::FILE* out, std::string_view line) {
+    errno = 0;
+    std::fwrite(line.data(), 1, line.size(), out);
+    std::fputc('\n', out);
+    if (std::fflush(out) != 0 || std::ferror(out) != 0)
+        die(sys_error(Exit::io, errno != 0 ? errno : EIO, "write error"));
+}
+
+bool failed_state(std::string_view state) {
+    return state != "ok";
+}
+
+class Transcript final : public Output {
+public:
+    explicit Transcript(std::FILE* out) : m_out(out) {}
+
+    void session(const SessionRow& row, bool continued) override {
+        put(m_out, format("session %s for agent %.8s%s", row.id.c_str(), row.agent.c_str(),
+                          continued ? ", continued" : ""));
+    }
+
+    void task(std::string_view text) override { put(m_out, "you: " + std::string(text)); }
+
+    void notice(std::string_view text) override { put(m_out, text); }
+
+    void reasoning(std::string_view text) override {
+        size_t at = 0;
+        while (at <= text.size()) {
+            size_t nl = text.find('\n', at);
+            put(m_out,
+                "~ " + std::string(text.substr(at, nl == std::string_view::npos ? nl : nl - at)));
+            if (nl == std::string_view::npos)
+                break;
+            at = nl + 1;
+        }
+    }
+
+    void text(std::string_view text) override { put(m_out, "agent: " + std::string(text)); }
+
+    void call(const CallRow& call) override {
+        put(m_out, "→ " + call.tool + " " + canonical_json(call.input));
+    }
+
+    void result(const CallRow& call) override {
+        put(m_out, (failed_state(call.state) ? "✗ " : "← ") + call.result);
+        if (call.tainted)
+            put(m_out, "the session is tainted: what " + call.tool + " returned came from outside");
+    }
+
+    void end(const SessionRow& row, const Ending& ending) override {
+        put(m_out, ending_line(row.id, ending));
+    }
+
+private:
+    std::FILE* m_out;
+};
+
+class Events final : public Output {
+public:
+    explicit Events(std::FILE* out) : m_out(out) {}
+
+    void session(const SessionRow& row, bool continued) override {
+        Json e = event("session");
+        e.set("session", std::string_view(row.id));
+        e.set("agent", std::string_view(row.agent));
+        e.set("profile", std::string_view(row.profile));
+        e.set("continued", continued);
+        e.set("settings", Json::copy_of(row.settings));
+        emit(e);
+    }
+
+    void task(std::string_view text) override { emit(event("task").set("text", text)); }
+
+    void notice(std::string_view text) override { emit(event("notice").set("text", text)); }
+
+    void reasoning(std::string_view text) override { emit(event("reasoning").set("text", text)); }
+
+    void text(std::string_view text) override { emit(event("text").set("text", text)); }
+
+    void call(const CallRow& call) override {
+        Json e = event("call");
+        e.set("call", std::string_view(call.call_id));
+        e.set("tool", std::string_view(call.tool));
+        e.set("input", Json::copy_of(call.input));
+        if (!call.effect.empty())
+            e.set("effect", std::string_view(call.effect));
+        if (!call.decision.empty())
+            e.set("decision", std::string_view(call.decision));
+        if (!call.why.empty())
+            e.set("why", std::string_view(call.why));
+        emit(e);
+    }
+
+    void result(const CallRow& call) override {
+        Json e = event("result");
+        e.set("call", std::string_view(call.call_id));
+        e.set("tool", std::string_view(call.tool));
+        e.set("state", std::string_view(call.state));
+        e.set("text", std::string_view(call.result));
+        if (call.detail.exists())
+            e.set("detail", Json::copy_of(call.detail));
+        e.set("tainted", call.tainted);
+        e.set("wall_ms", call.wall_ms);
+        emit(e);
+    }
+
+    void end(const SessionRow& row, const Ending& ending) override {
+        Json e = event("end");
+        e.set("session", std::string_view(row.id));
+        e.set("state", std::string_view(ending.state));
+        if (!ending.why.empty())
+            e.set("why", std::string_view(ending.why));
+        e.set("calls", ending.calls);
+        e.set("tainted", row.tainted);
+        Json usage = Json::object();
+        usage.set("input_tokens", ending.input_tokens);
+        usage.set("output_tokens", ending.output_tokens);
+        e.set("usage", std::move(usage));
+        emit(e);
+    }
+
+private:
+    static Json event(const char* kind) {
+        Json e = Json::object();
+        e.set("event", kind);
+        return e;
+    }
+
+    void emit(const Json& e) { put(m_out, e.dump()); }
+
+    std::FILE* m_out;
+};
+
+} // namespace
+
+std::unique_ptr<Output> make_output(bool json, std::FILE* out) {
+    if (json)
+        return std::make_unique<Events>(out);
+    return std::make_unique<Transcript>(out);
+}
+
+std::string ending_line(std::string_view session, const Ending& ending) {
+    std::string line = format("session %.*s: %s", static_cast<int>(session.size()), session.data(),
+                              ending.state.c_str());
+    if (!ending.why.empty())
+        line += ": " + ending.why;
+    return line;
+}
+
+} // namespace sion::run_cmd

@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: MIT
+// The scripted model (`--model script:FILE`): plays a fixed list of answers, one each time it is
+// asked, whatever it is sent. The seeds' transcripts were recorded with it, and tests and the demo
+// run on it. The file's format is schemas/script-model.schema.json:
+//
+//   {"turns": [
+//     {"text": "…", "reasoning": "…", "calls": [{"tool": "shell", "input": {"command": "ls"}}],
+//      "usage": {"input_tokens": 120, "output_tokens": 30}},
+//     {"fail": {"status": 529, "message": "Overloaded"}}
+//   ]}
+//
+// A turn has text, calls or both (or a failure instead); calls get ids "call_<turn>_<n>" (from 1).
+// Without usage, the tokens are estimated (estimate_tokens()). A failure is reported as a
+// provider's would be: HTTP 429, 500, 502, 503, 504 and 529 are Exit::unavailable (the next model
+// is asked), 400 Exit::data, 401/402/403 Exit::no_perm, others Exit::unavailable, each "HTTP
+// <status>: <message>". Asked once more than it has turns, it fails with Exit::no_input:
+//   "script 'shell.json' has no turn left (it has 4)".
+#pragma once
+
+#include "lib/models/model.hpp"
+
+namespace sion::models {
+
+class ScriptModel final : public Model {
+public:
+    // Reads and checks the whole file at once, so a malformed script is refused before a session
+    // starts. `name` is what the model is called by ("script:shell.json"); `path` is as given, for
+    // messages. Errors: "cannot read script 'x.json': No such file or directory" (Exit::no_input),
+    // "script 'x.json': invalid JSON at byte 12", "script 'x.json': turn 2: member 'calls' is a
+    // string, not an array", "script 'x.json': turn 3 has neither text nor calls" (Exit::data).
+    [[nodiscard]] static Result<std::unique_ptr<ScriptModel>> load(std::string name,
+                                                                   const std::string& path);
+    // The same from text already read, for tests.
+    [[nodiscard]] static Result<std::unique_ptr<ScriptModel>>
+    parse(std::string name, std::string path, std::string_view text);
+
+    [[nodiscard]] const std::string& name() const override { return m_name; }
+
+    [[nodiscard]] Result<Answer> answer(const Request& request) override;
+
+    [[nodiscard]] size_t turns() const { return m_turns.size(); }
+
+private:
+    struct Turn {
+        std::string text;
+        std::string reasoning;
+        std::vector<std::pair<std::string, Json>> calls; // tool, input
+        bool has_usage = false;
+        Usage usage;
+        int fail_status = 0; // non-zero: a failure
+        std::string fail_message;
+    };
+
+    ScriptModel(std::string name, std::string path)
+        : m_name(std::move(name)), m_path(std::move(path)) {}
+
+    std::string m_name;
+    std::string m_path;
+    std::vector<Turn> m_turns;
+    size_t m_next = 0;
+};
+
+} // namespace sion::models
