@@ -20,8 +20,21 @@ void report(const Error& error);
 // report(error) and exit with its code. Only for mains.
 [[noreturn]] void die(const Error& error);
 
-// Makes fds 0-2 safe before anything is opened: each one that is closed is opened on /dev/null, so a
-// file opened later never lands on a standard stream (curl's guard). Ignores SIGPIPE so a closed
+// The value of `result`, or die() with its error. Only for mains and their command layers.
+template <class T>
+[[nodiscard]] T or_die(Result<T> result) {
+    if (!result)
+        die(result.error());
+    return std::move(*result);
+}
+
+inline void or_die(const Status& status) {
+    if (!status)
+        die(status.error());
+}
+
+// Makes fds 0-2 safe before anything is opened: each one that is closed is opened on /dev/null, so
+// a file opened later never lands on a standard stream (curl's guard). Ignores SIGPIPE so a closed
 // reader is an EPIPE error to report, not a silent death.
 void guard_standard_fds();
 

@@ -8,7 +8,8 @@ fixture (and of examples/pipes-*.jsonl) must pass the envelope and its method's 
 every file in tests/fixtures/<name>/ must pass the file format's schema <name>.schema.json, and every
 file in tests/fixtures/<name>-invalid/ fail it; every line in tests/fixtures/<program>-event/ must pass
 the program's events' schema <program>.event.json, and every line in <program>-event-invalid/ fail it;
-every schema must be exercised by a fixture. Prints one line per failure on stdout, as
+every schema must be exercised by a fixture; every tool's spec in schemas/tools/ must be its name, a
+description and a valid input schema. Prints one line per failure on stdout, as
 "path:line: what is wrong" (or "path: …" for a whole file), and exits 1 if there was any, 0 if none.
 
 Run with Debian's /usr/bin/python3, which has python3-jsonschema (4.10 or newer).
@@ -111,6 +112,41 @@ class Checker:
                 self.schemas[name] = schema
         if ENVELOPE not in self.schemas and ENVELOPE not in names:
             self.fail(self.show(self.schemas_dir), f"{ENVELOPE} is missing")
+
+    # --- the tools' specs ------------------------------------------------------------------------
+
+    def check_tool_specs(self):
+        """schemas/tools/<name>.json: what the model is told of a tool, built into sion-run."""
+        tools = os.path.join(self.schemas_dir, "tools")
+        if not os.path.isdir(tools):
+            return
+        for name in sorted(os.listdir(tools)):
+            path = os.path.join(tools, name)
+            where = self.show(path)
+            if not name.endswith(".json"):
+                self.fail(where, "not a tool's spec: want <tool>.json")
+                continue
+            try:
+                with open(path, encoding="utf-8") as f:
+                    spec = json.load(f, parse_constant=reject_constant)
+            except (ValueError, UnicodeDecodeError) as e:
+                self.fail(where, f"not JSON: {e}")
+                continue
+            if not isinstance(spec, dict) or sorted(spec) != ["description", "input_schema", "name"]:
+                self.fail(where, "a tool's spec is an object of exactly name, description and input_schema")
+                continue
+            if spec["name"] != name[:-len(".json")]:
+                self.fail(where, f"its name is '{spec['name']}', not its file's")
+            if not isinstance(spec["description"], str) or not spec["description"].strip():
+                self.fail(where, "its description is not a text")
+            schema = spec["input_schema"]
+            if not isinstance(schema, dict) or schema.get("type") != "object":
+                self.fail(where, "its input_schema is not a schema of an object")
+                continue
+            try:
+                jsonschema.Draft202012Validator.check_schema(schema)
+            except jsonschema.SchemaError as e:
+                self.fail(where, f"its input_schema is not a valid 2020-12 schema: {e.message}")
 
     @staticmethod
     def resolver(schema, store):
@@ -402,6 +438,7 @@ def main():
     checker.check_method_fixtures()
     checker.check_file_fixtures()
     checker.check_event_fixtures()
+    checker.check_tool_specs()
     checker.check_coverage()
     sys.stdout.flush()
     return 1 if checker.failures else 0

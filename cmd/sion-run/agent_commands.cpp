@@ -15,13 +15,7 @@ namespace sion::run_cmd {
 namespace {
 
 Db open_or_die() {
-    auto home = prepare_home();
-    if (!home)
-        die(home.error());
-    auto db = open_state(*home);
-    if (!db)
-        die(db.error());
-    return std::move(*db);
+    return or_die(open_state(or_die(prepare_home())));
 }
 
 } // namespace
@@ -43,32 +37,19 @@ int create_command(int argc, const char* const* argv) {
                             ? "give a profile: sion-run create PROFILE"
                             : "unexpected operand '" + args.operands()[1] + "'"));
     const std::string& name = args.operands()[0];
-    if (Status ok = check_profile_name(name); !ok)
-        die(ok.error());
+    or_die(check_profile_name(name));
     std::optional<int> autonomy;
-    if (auto level = args.value("autonomy")) {
-        auto n = parse_autonomy(*level);
-        if (!n)
-            die(n.error());
-        autonomy = *n;
-    }
+    if (auto level = args.value("autonomy"))
+        autonomy = or_die(parse_autonomy(*level));
     std::vector<std::string> models;
     for (const auto& m : args.values("model")) {
-        if (auto opened = models::open_model(m); !opened)
-            die(opened.error());
-        auto kept = models::kept_model_spec(m);
-        if (!kept)
-            die(kept.error());
-        models.push_back(std::move(*kept));
+        (void)or_die(models::open_model(m));
+        models.push_back(or_die(models::kept_model_spec(m)));
     }
     Db db = open_or_die();
-    auto profile = ensure_profile(db, name, models, autonomy);
-    if (!profile)
-        die(profile.error());
-    auto agent = create_agent(db, name);
-    if (!agent)
-        die(agent.error());
-    std::printf("%s\n", agent->id.c_str());
+    (void)or_die(ensure_profile(db, name, models, autonomy));
+    Agent agent = or_die(create_agent(db, name));
+    std::printf("%s\n", agent.id.c_str());
     return 0;
 }
 
@@ -85,30 +66,19 @@ int list_command(int argc, const char* const* argv) {
         die(usage_error("unexpected operand '" + args.operands()[1] + "'"));
     std::optional<std::string_view> profile;
     if (!args.operands().empty()) {
-        if (Status ok = check_profile_name(args.operands()[0]); !ok)
-            die(ok.error());
+        or_die(check_profile_name(args.operands()[0]));
         profile = args.operands()[0];
     }
     Db db = open_or_die();
-    if (profile) {
-        auto found = find_profile(db, *profile);
-        if (!found)
-            die(found.error());
-        if (!*found)
-            die(make_error(Exit::no_input, "no profile '%s'", args.operands()[0].c_str()));
-    }
-    auto agents = list_agents(db, profile);
-    if (!agents)
-        die(agents.error());
-    for (const auto& a : *agents) {
-        auto p = find_profile(db, a.profile);
-        if (!p)
-            die(p.error());
+    if (profile && !or_die(find_profile(db, *profile)))
+        die(make_error(Exit::no_input, "no profile '%s'", args.operands()[0].c_str()));
+    for (const auto& a : or_die(list_agents(db, profile))) {
+        Profile p = *or_die(find_profile(db, a.profile));
         std::string models;
-        for (const auto& m : (*p)->models)
+        for (const auto& m : p.models)
             models += " " + m;
         std::printf("%s %s %s%s\n", short_agent_id(a.id).c_str(), a.profile.c_str(),
-                    autonomy_name((*p)->autonomy).c_str(), models.c_str());
+                    autonomy_name(p.autonomy).c_str(), models.c_str());
     }
     return 0;
 }

@@ -15,13 +15,6 @@ namespace sion::run_cmd {
 
 namespace {
 
-template <class T>
-T or_die(Result<T> r) {
-    if (!r)
-        die(r.error());
-    return std::move(*r);
-}
-
 // A check whose refusal keeps the session from starting: configuration refused as the seeds
 // show it; anything else as any error.
 template <class T>
@@ -76,8 +69,7 @@ int run_command(int argc, const char* const* argv) {
     if (!task || task->empty())
         die(usage_error("give the task: --task TEXT"));
     const std::string& profile_name = args.operands()[0];
-    if (Status ok = check_profile_name(profile_name); !ok)
-        die(ok.error());
+    or_die(check_profile_name(profile_name));
 
     std::string home = or_die(prepare_home());
     Db db = or_die(open_state(home));
@@ -107,12 +99,9 @@ int run_command(int argc, const char* const* argv) {
     parts.context = {parts.settings.workspace, sandbox.get()};
 
     if (stored) {
-        if (Status ok = claim(db, stored->id); !ok)
-            die(ok.error());
-        if (Status ok = close_interrupted_calls(db, *stored); !ok)
-            die(ok.error());
-        if (Status ok = set_settings(db, stored->id, parts.settings.stored); !ok)
-            die(ok.error());
+        or_die(claim(db, stored->id));
+        or_die(close_interrupted_calls(db, *stored));
+        or_die(set_settings(db, stored->id, parts.settings.stored));
         parts.row = std::move(*stored);
         parts.row.settings = Json::copy_of(parts.settings.stored);
         parts.continued = true;
@@ -125,8 +114,7 @@ int run_command(int argc, const char* const* argv) {
         parts.row.state = "running";
         parts.row.owner = this_process();
         parts.row.started = now_ms();
-        if (Status ok = insert_session(db, parts.row); !ok)
-            die(ok.error());
+        or_die(insert_session(db, parts.row));
     }
     bool json = args.has("json");
     parts.person = Person::find(json);

@@ -16,13 +16,6 @@ namespace sion::run_cmd {
 
 namespace {
 
-template <class T>
-T or_die(Result<T> r) {
-    if (!r)
-        die(r.error());
-    return std::move(*r);
-}
-
 // A stored session's state as it is now: one left "running" by a process that is gone was
 // interrupted.
 std::string state_now(const SessionRow& row) {

@@ -61,6 +61,17 @@ bool is_hex_prefix(std::string_view s) {
     return true;
 }
 
+// The first column of every row the statement gives.
+Result<std::vector<std::string>> first_column(Stmt& st) {
+    std::vector<std::string> out;
+    while (true) {
+        SION_TRY(bool row, st.step());
+        if (!row)
+            return out;
+        out.push_back(st.column_text(0));
+    }
+}
+
 Result<Json> parse_column(const std::string& text) {
     if (text.empty())
         return Json();
@@ -155,13 +166,7 @@ Result<SessionRow> find_session(Db& db, std::string_view given) {
     SION_TRY(Stmt st, db.prepare("SELECT id FROM sessions WHERE substr(id, 1, length(?1)) = ?1 "
                                  "ORDER BY id LIMIT 4"));
     SION_CHECK(st.bind(1, name));
-    std::vector<std::string> ids;
-    while (true) {
-        SION_TRY(bool row, st.step());
-        if (!row)
-            break;
-        ids.push_back(st.column_text(0));
-    }
+    SION_TRY(std::vector<std::string> ids, first_column(st));
     if (ids.empty())
         return make_error(Exit::no_input, "no session '%.*s'", static_cast<int>(given.size()),
                           given.data());
@@ -182,13 +187,7 @@ Result<std::vector<SessionRow>> list_sessions(Db& db, std::optional<std::string_
     SION_TRY(Stmt st, db.prepare("SELECT id FROM sessions WHERE ?1 IS NULL OR agent = ?1 "
                                  "ORDER BY started DESC, rowid DESC"));
     SION_CHECK(st.bind(1, agent));
-    std::vector<std::string> ids;
-    while (true) {
-        SION_TRY(bool row, st.step());
-        if (!row)
-            break;
-        ids.push_back(st.column_text(0));
-    }
+    SION_TRY(std::vector<std::string> ids, first_column(st));
     std::vector<SessionRow> rows;
     for (const auto& id : ids) {
         SION_TRY(auto row, find_session_row(db, id));

@@ -64,17 +64,7 @@ Status make_parents(const std::string& workspace, const std::string& path) {
 
 class WriteFile final : public Tool {
 public:
-    models::ToolSpec spec() const override {
-        auto schema =
-            Json::parse(R"({"type":"object","properties":{)"
-                        R"("path":{"type":"string","description":"relative to the workspace"},)"
-                        R"("content":{"type":"string","description":"the whole file"}},)"
-                        R"("required":["path","content"]})");
-        return {"write_file",
-                "Write a whole file in the workspace, creating it and its directories if need be, "
-                "replacing what it held.",
-                std::move(*schema)};
-    }
+    models::ToolSpec spec() const override { return tool_spec("write_file"); }
 
     Effect effect(JsonView) const override { return Effect::write; }
 
@@ -141,16 +131,7 @@ private:
 
 class ReadFile final : public Tool {
 public:
-    models::ToolSpec spec() const override {
-        auto schema = Json::parse(
-            R"({"type":"object","properties":{)"
-            R"("path":{"type":"string","description":"relative to the workspace"},)"
-            R"("offset":{"type":"integer","minimum":1,"description":"the first line, from 1"},)"
-            R"("limit":{"type":"integer","minimum":1,"description":"how many lines, 2000 unless given"}},)"
-            R"("required":["path"]})");
-        return {"read_file", "Read a stretch of a file in the workspace, its lines numbered.",
-                std::move(*schema)};
-    }
+    models::ToolSpec spec() const override { return tool_spec("read_file"); }
 
     Effect effect(JsonView) const override { return Effect::read; }
 

@@ -24,19 +24,10 @@ public:
     explicit Shell(bool external) : m_external(external) {}
 
     models::ToolSpec spec() const override {
-        auto schema = Json::parse(
-            R"({"type":"object","properties":{)"
-            R"("command":{"type":"string","description":"run with /bin/sh -c in /workspace"},)"
-            R"("timeout":{"type":"number","description":"seconds, within the session's limit"}},)"
-            R"("required":["command"]})");
-        return {"shell",
-                m_external
-                    ? "Run a shell command in the workspace, in a sandbox with a network. "
-                      "Its output comes from outside."
-                    : "Run a shell command in the workspace (/workspace), in a sandbox that can "
-                      "write only the workspace and has no network. The answer is the exit "
-                      "status, then what it wrote to stdout and stderr.",
-                std::move(*schema)};
+        models::ToolSpec spec = tool_spec("shell");
+        if (m_external)
+            spec.description += " It has a network: what it prints comes from outside.";
+        return spec;
     }
 
     Effect effect(JsonView) const override { return m_external ? Effect::external : Effect::write; }

@@ -62,6 +62,9 @@ struct ToolOptions {
 // The tools a session with these options has, in the order the model is shown them.
 [[nodiscard]] std::vector<std::unique_ptr<Tool>> make_tools(const ToolOptions& options);
 
+// The tool `name`'s description and input schema, from schemas/tools/<name>.json (built in).
+[[nodiscard]] models::ToolSpec tool_spec(std::string_view name);
+
 // Each tool's own file.
 [[nodiscard]] std::unique_ptr<Tool> make_shell_tool(bool external);
 [[nodiscard]] std::unique_ptr<Tool> make_write_file_tool();

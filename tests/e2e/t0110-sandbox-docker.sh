@@ -13,32 +13,12 @@
 # Skips (125) only when the engine cannot run here: not root, or docker-test-env says why (69).
 . "$(dirname "$0")/lib.sh"
 
-[ "$(id -u)" -eq 0 ] || skip "dockerd needs root: the Docker suite runs as root (CI does)"
-
-envdir="$scratch/docker"
 user=
-cleanup() {
-    "$SION_SOURCE_DIR/scripts/docker-test-env" stop "$envdir" >/dev/null 2>&1 || true
-    [ -z "$user" ] || userdel "$user" >/dev/null 2>&1 || true
-    rm -rf "$scratch"
-}
-trap cleanup EXIT
-
+EXTRA_CLEANUP='[ -z "$user" ] || userdel "$user" >/dev/null 2>&1'
 t0=$(date +%s%N)
-"$SION_SOURCE_DIR/scripts/docker-test-env" start "$envdir" >"$scratch/env" 2>"$scratch/env.err"
-code=$?
-if [ "$code" -eq 69 ] || [ "$code" -eq 77 ]; then
-    cat "$scratch/env.err" >&2
-    skip "the Docker engine cannot run here: $(head -n 1 "$scratch/env.err")"
-elif [ "$code" -ne 0 ]; then
-    cat "$scratch/env.err" >&2
-    fail "docker-test-env start exited $code"
-    done_testing
-    exit 1
-fi
-eval "$(cat "$scratch/env")"
+need_docker
+envdir=$docker_dir
 printf 'docker-test-env: up in %d ms\n' $((($(date +%s%N) - t0) / 1000000))
-: "${DOCKER_HOST:?}" "${SION_TEST_IMAGE:?}" "${SION_TEST_REGISTRY:?}"
 ok
 
 # An image the registry has and this machine has not: asking for it must not pull it.

@@ -8,37 +8,17 @@
 # happened outside. Exhausting the machine is t0110's (fork bomb, time, output).
 . "$(dirname "$0")/lib.sh"
 
-[ "$(id -u)" -eq 0 ] || skip "dockerd needs root: the Docker suite runs as root (CI does)"
 command -v useradd >/dev/null || skip "useradd is not installed (Debian package passwd)"
 py=/usr/bin/python3
 [ -x "$py" ] || skip "$py is missing (Debian package python3)"
 
-envdir="$scratch/docker"
 user=
 sleeper=
 server=
-cleanup() {
-    [ -z "$sleeper" ] || kill "$sleeper" 2>/dev/null
-    [ -z "$server" ] || kill "$server" 2>/dev/null
-    "$SION_SOURCE_DIR/scripts/docker-test-env" stop "$envdir" >/dev/null 2>&1 || true
-    [ -z "$user" ] || userdel "$user" >/dev/null 2>&1 || true
-    rm -rf "$scratch"
-}
-trap cleanup EXIT
-
-"$SION_SOURCE_DIR/scripts/docker-test-env" start "$envdir" >"$scratch/env" 2>"$scratch/env.err"
-code=$?
-if [ "$code" -eq 69 ] || [ "$code" -eq 77 ]; then
-    cat "$scratch/env.err" >&2
-    skip "the Docker engine cannot run here: $(head -n 1 "$scratch/env.err")"
-elif [ "$code" -ne 0 ]; then
-    cat "$scratch/env.err" >&2
-    fail "docker-test-env start exited $code"
-    done_testing
-    exit 1
-fi
-eval "$(cat "$scratch/env")"
-: "${DOCKER_HOST:?}" "${SION_TEST_IMAGE:?}"
+EXTRA_CLEANUP='[ -z "$sleeper" ] || kill "$sleeper" 2>/dev/null
+[ -z "$server" ] || kill "$server" 2>/dev/null
+[ -z "$user" ] || userdel "$user" >/dev/null 2>&1'
+need_docker
 
 # Outside: a file of the user's they must not change, a directory of theirs they must not add to,
 # secrets they could read; a sleep; a server on the host's loopback.
