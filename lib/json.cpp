@@ -393,6 +393,57 @@ std::string canonical_json(JsonView v) {
     return copy.dump();
 }
 
+namespace {
+
+// A member of the object `node` whose name an earlier member has. Most objects are small, and a
+// quadratic look is the fast one for them; a large one is sorted, so hostile input stays n log n.
+const cJSON* repeated_name(const cJSON* node) {
+    size_t n = 0;
+    for (const cJSON* c = node->child; c != nullptr && n <= 16; c = c->next)
+        ++n;
+    if (n <= 16) {
+        for (const cJSON* c = node->child; c != nullptr; c = c->next)
+            for (const cJSON* d = node->child; d != c; d = d->next)
+                if (std::strcmp(c->string, d->string) == 0)
+                    return c;
+        return nullptr;
+    }
+    std::vector<const cJSON*> members;
+    for (const cJSON* c = node->child; c != nullptr; c = c->next)
+        members.push_back(c);
+    std::sort(members.begin(), members.end(),
+              [](const cJSON* a, const cJSON* b) { return std::strcmp(a->string, b->string) < 0; });
+    for (size_t i = 1; i < members.size(); ++i)
+        if (std::strcmp(members[i - 1]->string, members[i]->string) == 0)
+            return members[i];
+    return nullptr;
+}
+
+// Whether a member anywhere in the tree has a name its object has already: readers disagree on
+// which of the two counts (cJSON takes the first, jq the last), so a guard that reads one could be
+// shown another than the tool runs with. `path` gets where it is ("input.edits[1].b"), built only
+// on the way back from one that is found.
+bool member_given_twice(const cJSON* node, std::string& path) {
+    auto step = [&path, node](const cJSON* c, size_t index) {
+        std::string at = cJSON_IsObject(node) ? std::string(c->string) : "[" + std::to_string(index) + "]";
+        path = path.empty() || path.front() == '[' ? at + path : at + "." + path;
+    };
+    if (cJSON_IsObject(node))
+        if (const cJSON* twice = repeated_name(node)) {
+            step(twice, 0);
+            return true;
+        }
+    size_t index = 0;
+    for (const cJSON* c = node->child; c != nullptr; c = c->next, ++index)
+        if (c->child != nullptr && member_given_twice(c, path)) {
+            step(c, index);
+            return true;
+        }
+    return false;
+}
+
+} // namespace
+
 Result<Json> Json::parse(std::string_view text) {
     if (size_t bad = invalid_utf8_at(text); bad != std::string_view::npos)
         return make_error(Exit::data, "invalid UTF-8 at byte %zu", bad);
@@ -415,7 +466,10 @@ Result<Json> Json::parse(std::string_view text) {
                             : 0;
         return make_error(Exit::data, "invalid JSON at byte %zu", offset);
     }
-    return Json(root);
+    Json doc(root);
+    if (std::string path; member_given_twice(root, path))
+        return make_error(Exit::data, "invalid JSON: member '%s' is given twice", path.c_str());
+    return doc;
 }
 
 Json Json::object() { return Json(cJSON_CreateObject()); }

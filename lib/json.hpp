@@ -3,9 +3,9 @@
 // Errors (Exit::data) on a missing member or a wrong type; nothing here crashes on input.
 //
 // A JsonView is valid while the Json it looks into lives and is not changed. A view of something
-// absent (a missing member, an index past the end) is empty: every accessor on it answers "missing".
-// Strings are UTF-8 and NUL-terminated (cJSON's): parse() refuses a \u0000 escape rather than cut
-// a string at it.
+// absent (a missing member, an index past the end) is empty: every accessor on it answers
+// "missing". Strings are UTF-8 and NUL-terminated (cJSON's): parse() refuses a \u0000 escape rather
+// than cut a string at it.
 #pragma once
 
 #include "lib/result.hpp"
@@ -22,11 +22,14 @@ namespace sion {
 class JsonView {
 public:
     JsonView() = default;
+
     explicit JsonView(const cJSON* node, std::string_view name = {}) : m_node(node), m_name(name) {}
 
     // Whether there is a value here at all (a JSON null is a value).
     [[nodiscard]] bool exists() const { return m_node != nullptr; }
+
     explicit operator bool() const { return exists(); }
+
     [[nodiscard]] bool is_null() const;
     [[nodiscard]] bool is_bool() const;
     [[nodiscard]] bool is_number() const;
@@ -58,7 +61,8 @@ public:
     [[nodiscard]] Result<JsonView> object(std::string_view key) const;
     [[nodiscard]] Result<JsonView> array(std::string_view key) const;
     // Optional members: the fallback when absent or null, an error when present with another type.
-    [[nodiscard]] Result<std::string_view> string_or(std::string_view key, std::string_view fallback) const;
+    [[nodiscard]] Result<std::string_view> string_or(std::string_view key,
+                                                     std::string_view fallback) const;
     [[nodiscard]] Result<int64_t> integer_or(std::string_view key, int64_t fallback) const;
     [[nodiscard]] Result<bool> boolean_or(std::string_view key, bool fallback) const;
 
@@ -66,21 +70,29 @@ public:
     class Iterator {
     public:
         explicit Iterator(const cJSON* node) : m_node(node) {}
-        JsonView operator*() const { return JsonView(m_node, m_node->string ? m_node->string : ""); }
+
+        JsonView operator*() const {
+            return JsonView(m_node, m_node->string ? m_node->string : "");
+        }
+
         Iterator& operator++() {
             m_node = m_node->next;
             return *this;
         }
+
         bool operator!=(const Iterator& other) const { return m_node != other.m_node; }
 
     private:
         const cJSON* m_node;
     };
+
     [[nodiscard]] Iterator begin() const;
+
     [[nodiscard]] Iterator end() const { return Iterator(nullptr); }
 
     // Compact JSON text ("" for an empty view).
     [[nodiscard]] std::string dump() const;
+
     [[nodiscard]] const cJSON* raw() const { return m_node; }
 
 private:
@@ -99,11 +111,12 @@ public:
     Json& operator=(Json&&) noexcept = default;
     ~Json() = default;
 
-    // Parses exactly one JSON text (whitespace around it allowed, nothing else), strictly as RFC 8259
-    // writes it: no leading zeros, no raw control bytes in strings, only JSON's four whitespace
-    // bytes, arrays and objects nested at most 1000 deep. Input must be UTF-8. Errors are
-    // Exit::data: "invalid JSON at byte 12", "invalid UTF-8 at byte 3",
-    // "invalid JSON at byte 1000: nested deeper than 1000".
+    // Parses exactly one JSON text (whitespace around it allowed, nothing else), strictly as RFC
+    // 8259 writes it: no leading zeros, no raw control bytes in strings, only JSON's four
+    // whitespace bytes, arrays and objects nested at most 1000 deep, no object with two members of
+    // one name. Input must be UTF-8. Errors are Exit::data: "invalid JSON at byte 12", "invalid
+    // UTF-8 at byte 3", "invalid JSON at byte 1000: nested deeper than 1000", "invalid JSON: member
+    // 'input.path' is given twice" (where: members by name, array elements by index from 0).
     [[nodiscard]] static Result<Json> parse(std::string_view text);
 
     static Json object();
@@ -117,31 +130,43 @@ public:
 
     // Builders for objects (set replaces a member of the same name) and arrays. Return *this.
     Json& set(std::string_view key, Json value);
+
     Json& set(std::string_view key, std::string_view value) { return set(key, string(value)); }
+
     Json& set(std::string_view key, const char* value) { return set(key, string(value)); }
+
     Json& set(std::string_view key, int64_t value) { return set(key, integer(value)); }
+
     Json& set(std::string_view key, int value) { return set(key, integer(value)); }
+
     Json& set(std::string_view key, bool value) { return set(key, boolean(value)); }
+
     Json& push(Json value);
     // Removes a member and returns it (empty if there was none).
     Json take(std::string_view key);
 
     [[nodiscard]] JsonView view() const { return JsonView(m_root.get()); }
+
     operator JsonView() const { return view(); } // NOLINT: a Json is usable wherever a view is
+
     [[nodiscard]] bool exists() const { return m_root != nullptr; }
+
     [[nodiscard]] JsonView get(std::string_view key) const { return view().get(key); }
+
     [[nodiscard]] std::string dump() const { return view().dump(); }
 
 private:
     struct Deleter {
         void operator()(cJSON* p) const { cJSON_Delete(p); }
     };
+
     explicit Json(cJSON* root) : m_root(root) {}
+
     std::unique_ptr<cJSON, Deleter> m_root;
 };
 
-// Appends `s` to `out` as a JSON string literal, quotes included. Bytes are copied as they are except
-// what JSON requires escaped.
+// Appends `s` to `out` as a JSON string literal, quotes included. Bytes are copied as they are
+// except what JSON requires escaped.
 void append_json_string(std::string& out, std::string_view s);
 
 } // namespace sion

@@ -57,4 +57,30 @@ size_t invalid_utf8_at(std::string_view text) {
     return std::string_view::npos;
 }
 
+namespace {
+
+constexpr std::string_view k_replacement = "\xEF\xBF\xBD"; // U+FFFD
+
+} // namespace
+
+std::string text_for_json(std::string_view bytes) {
+    std::string out;
+    out.reserve(bytes.size());
+    while (!bytes.empty()) {
+        size_t bad = invalid_utf8_at(bytes);
+        std::string_view good = bytes.substr(0, bad);
+        for (size_t nul = good.find('\0'); nul != std::string_view::npos; nul = good.find('\0')) {
+            out.append(good.substr(0, nul));
+            out.append(k_replacement);
+            good.remove_prefix(nul + 1);
+        }
+        out.append(good);
+        if (bad == std::string_view::npos)
+            break;
+        out.append(k_replacement);
+        bytes.remove_prefix(bad + 1);
+    }
+    return out;
+}
+
 } // namespace sion

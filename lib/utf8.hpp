@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <string_view>
 
 namespace sion {
@@ -10,5 +11,9 @@ namespace sion {
 // The offset of the first byte that is not part of well-formed UTF-8 (RFC 3629: no overlongs, no
 // surrogates, nothing above U+10FFFF), or npos when all of `text` is.
 [[nodiscard]] size_t invalid_utf8_at(std::string_view text);
+
+// `bytes` as JSON can carry them: each NUL byte, and each byte that is not part of well-formed
+// UTF-8, becomes U+FFFD.
+[[nodiscard]] std::string text_for_json(std::string_view bytes);
 
 } // namespace sion

@@ -14,8 +14,6 @@ namespace sion::sandboxd {
 
 namespace {
 
-constexpr std::string_view k_replacement = "\xEF\xBF\xBD"; // U+FFFD
-
 // A name as the shell takes one: a letter or '_', then letters, digits and '_'.
 bool valid_env_name(std::string_view name) {
     if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0])))
@@ -193,26 +191,6 @@ bool cut_output(std::string& text, uint64_t cap, uint64_t total_bytes) {
         text += '\n';
     text += format("[... %" PRIu64 " more bytes cut]\n", cut);
     return true;
-}
-
-std::string text_for_json(std::string_view bytes) {
-    std::string out;
-    out.reserve(bytes.size());
-    while (!bytes.empty()) {
-        size_t bad = invalid_utf8_at(bytes);
-        std::string_view good = bytes.substr(0, bad);
-        for (size_t nul = good.find('\0'); nul != std::string_view::npos; nul = good.find('\0')) {
-            out.append(good.substr(0, nul));
-            out.append(k_replacement);
-            good.remove_prefix(nul + 1);
-        }
-        out.append(good);
-        if (bad == std::string_view::npos)
-            break;
-        out.append(k_replacement);
-        bytes.remove_prefix(bad + 1);
-    }
-    return out;
 }
 
 } // namespace sion::sandboxd

@@ -58,8 +58,6 @@ struct ExecResult {
 // `cap` is cut even when `total_bytes` is smaller.
 bool cut_output(std::string& text, uint64_t cap, uint64_t total_bytes);
 
-// `bytes` as JSON can carry them: NUL bytes and bytes that are not well-formed UTF-8 become
-// U+FFFD, one each.
-[[nodiscard]] std::string text_for_json(std::string_view bytes);
+// (text_for_json(), which the result's output goes through, is lib/utf8's.)
 
 } // namespace sion::sandboxd

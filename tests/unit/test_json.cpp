@@ -552,3 +552,41 @@ TEST(JsonCanonical, ASortedTreeCanBeSortedAgainAndParsedBack) {
 
 } // namespace
 } // namespace sion
+
+namespace sion {
+namespace {
+
+TEST(JsonDuplicates, AMemberGivenTwiceIsRefusedAtAnyDepth) {
+    for (const char* text : {R"({"path":"a","path":"b"})", R"({"x":[{"k":1,"k":2}]})",
+                             R"([{"a":{"b":0,"c":1,"b":2}}])"}) {
+        auto r = Json::parse(text);
+        ASSERT_FALSE(r) << text;
+        EXPECT_EQ(r.error().exit(), Exit::data);
+        EXPECT_NE(r.error().message().find("is given twice"), std::string::npos)
+            << r.error().message();
+    }
+    auto r = Json::parse(R"({"path":"a","command":"rm","path":"b"})");
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().message(), "invalid JSON: member 'path' is given twice");
+    r = Json::parse(R"({"input":{"edits":[{"a":1},{"b":1,"b":2}]}})");
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().message(), "invalid JSON: member 'input.edits[1].b' is given twice");
+    r = Json::parse(R"([0,[{"x":{"y":1,"y":1}}]])");
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().message(), "invalid JSON: member '[1][0].x.y' is given twice");
+    EXPECT_TRUE(Json::parse(R"({"a":{"k":1},"b":{"k":1},"k":[{"k":2}]})"));
+}
+
+TEST(JsonDuplicates, ALargeObjectIsCheckedInLinearithmicTime) {
+    std::string text = "{";
+    for (int i = 0; i < 200000; ++i)
+        text += (i ? ",\"" : "\"") + std::to_string(i) + "\":0";
+    auto ok = Json::parse(text + "}");
+    EXPECT_TRUE(ok) << ok.error().message();
+    auto twice = Json::parse(text + ",\"7\":1}");
+    ASSERT_FALSE(twice);
+    EXPECT_EQ(twice.error().message(), "invalid JSON: member '7' is given twice");
+}
+
+} // namespace
+} // namespace sion

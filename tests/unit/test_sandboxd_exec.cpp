@@ -5,6 +5,8 @@
 #include "sandboxd/exec.hpp"
 #include "sandboxd/init.hpp"
 
+#include "lib/utf8.hpp"
+
 #include <gtest/gtest.h>
 
 #include <string>

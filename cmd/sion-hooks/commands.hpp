@@ -1,0 +1,20 @@
+// SPDX-License-Identifier: MIT
+// sion-hooks's commands; each takes the argv that follows the program's name (argv[0] is the
+// command's word) and returns the exit status.
+#pragma once
+
+#include <string>
+
+namespace sion::hooks_cmd {
+
+[[nodiscard]] int add_command(int argc, const char* const* argv);
+[[nodiscard]] int list_command(int argc, const char* const* argv);
+[[nodiscard]] int remove_command(int argc, const char* const* argv);
+[[nodiscard]] int fire_command(int argc, const char* const* argv);
+[[nodiscard]] int check_command(int argc, const char* const* argv);
+
+// $SION_HOME/agents/hooks.json, or die (exit 78) when SION_HOME is not usable. With `prepare`,
+// $SION_HOME and its agents directory are made if missing (as add does).
+[[nodiscard]] std::string hooks_file_or_die(bool prepare);
+
+} // namespace sion::hooks_cmd
