@@ -96,6 +96,18 @@ Status Journal::mark_uncertain(int64_t entry, std::string_view why) {
     return end_entry(*m_db, "mark uncertain", entry, k_uncertain, why, false);
 }
 
+Status Journal::forget(int64_t entry) {
+    SION_TRY(Txn txn, Txn::begin(*m_db));
+    SION_TRY(std::optional<std::string> now, state_of(*m_db, entry));
+    if (!now || *now != k_pending)
+        return make_error(Exit::software, "cannot forget journal entry %lld: it is %s",
+                          static_cast<long long>(entry), now ? now->c_str() : "not there");
+    SION_TRY(Stmt del, m_db->prepare("DELETE FROM journal WHERE id = ?1"));
+    SION_CHECK(del.bind(1, entry));
+    SION_CHECK(del.run());
+    return txn.commit();
+}
+
 Result<std::vector<JournalEntry>> Journal::entries(std::string_view session) {
     SION_TRY(
         Stmt stmt,

@@ -61,6 +61,10 @@ public:
     [[nodiscard]] Status finish(int64_t entry, std::string_view result, bool is_error);
     // Records that the call got no answer: `why` ("the tool's process died", "no answer in 30 s").
     [[nodiscard]] Status mark_uncertain(int64_t entry, std::string_view why);
+    // Removes a pending entry, for a call that failed without changing anything (an edit or a
+    // patch that did not fit): made again, it runs again. Exit::software for an entry that is not
+    // pending.
+    [[nodiscard]] Status forget(int64_t entry);
 
     // A session's entries, oldest first.
     [[nodiscard]] Result<std::vector<JournalEntry>> entries(std::string_view session);

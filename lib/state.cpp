@@ -49,6 +49,7 @@ CREATE TABLE calls (
     session    TEXT NOT NULL REFERENCES sessions(id),
     seq        INTEGER NOT NULL,
     call_id    TEXT NOT NULL,
+    parent     TEXT,
     tool       TEXT NOT NULL,
     input      TEXT NOT NULL,
     effect     TEXT,

@@ -9,7 +9,8 @@
 //   sessions  id (16 hex digits), agent, profile, task, settings (JSON), state, tainted, owner,
 //             input_tokens, output_tokens, started, ended, ended_why
 //   messages  session, seq, content (JSON: the conversation as models are sent it), created
-//   calls     session, seq, call_id, tool, input (canonical JSON), effect, decision, why, state,
+//   calls     session, seq, call_id, parent (the run_code call that made it), tool, input
+//   (canonical JSON), effect, decision, why, state,
 //             result, detail (JSON), tainted, started_ms, wall_ms
 //   journal   id, session, tool, input (canonical JSON), state, result, is_error, started, ended
 // Times are Unix milliseconds.

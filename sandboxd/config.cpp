@@ -76,6 +76,14 @@ Status parse_places(Config& config, const Args& args) {
         config.reads.push_back(std::move(dir));
         config.reads_as_given.push_back(display_path(given));
     }
+    if (auto channel = args.value("channel")) {
+        SION_TRY(config.channel, resolve_path(*channel));
+        struct stat st {};
+        if (::stat(config.channel.c_str(), &st) != 0)
+            return sys_error(Exit::config, errno, "cannot use the channel '%s'", channel->c_str());
+        if (!S_ISSOCK(st.st_mode))
+            return make_error(Exit::config, "cannot use the channel '%s': not a socket", channel->c_str());
+    }
     if (auto home = args.value("home")) {
         SION_TRY(config.home, resolve_path(*home));
         config.home_as_given = display_path(*home);
@@ -106,6 +114,7 @@ std::vector<OptionSpec> sandbox_options(bool with_json) {
         {"file-size", 0, "BYTES", "the largest file a process may write (512M)"},
         {"output", 0, "BYTES", "bytes of stdout, and of stderr, kept (64K)"},
         {"home", 0, "DIR", "the runtime's home, which must stay hidden (default: $SION_HOME)"},
+        {"channel", 0, "SOCKET", "a Unix socket commands may connect to, at /run/sion/channel.sock"},
     };
     if (with_json)
         options.push_back({"json", 0, nullptr, "print the result as one JSON object"});

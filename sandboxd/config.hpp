@@ -47,6 +47,7 @@ struct Config {
     Limits limits;
     std::string home;                   // $SION_HOME, which must stay hidden
     std::string home_as_given;
+    std::string channel;                // a Unix socket commands may connect to (k_channel_inside)
 };
 
 // "bwrap" or "docker:IMAGE@sha256:<64 hex>". Errors (Exit::config):
@@ -57,6 +58,9 @@ struct Config {
 //   "with bubblewrap the network is none, declared or host, not sion-egress"
 //   "Docker's \"bridge\" network does not restrict where a command connects: name a network you set up"
 [[nodiscard]] Status parse_network(Config& config, std::string_view text);
+
+// Where commands find the --channel socket.
+inline constexpr const char* k_channel_inside = "/run/sion/channel.sock";
 
 // The options sion-sandbox's exec, serve and check share (--json is exec's): the one list that
 // --help, the man page and config_from_args() agree on.

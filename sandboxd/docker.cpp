@@ -320,6 +320,8 @@ std::vector<std::string> docker_run_argv(const Config& config, const ExecRequest
     option("--cpus", std::string(k_docker_cpus));
     option("--tmpfs", std::string(k_docker_tmpfs));
     option("--mount", "type=bind," + csv_field("src=" + config.workspace) + ",dst=/workspace");
+    if (!config.channel.empty())
+        option("--mount", "type=bind," + csv_field("src=" + config.channel) + ",dst=" + k_channel_inside);
     option("--workdir", "/workspace");
     option("--network", config.network == Network::named ? config.network_name : "none");
     option("--ulimit", "cpu=" + cpu + ":" + cpu);

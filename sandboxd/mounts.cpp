@@ -111,6 +111,8 @@ std::vector<std::string> layout_args(const Config& config, const HostRoot& root,
     add(args, {"--ro-bind", layout.exe, k_exe_inside});
     if (!layout.proxy_socket.empty())
         add(args, {"--bind", layout.proxy_socket, k_proxy_inside});
+    if (!config.channel.empty())
+        add(args, {"--bind", config.channel, k_channel_inside});
     add(args, {"--remount-ro", "/", "--chdir", k_workspace_inside, "--clearenv"});
     for (const std::string& entry : env) {
         size_t eq = entry.find('=');

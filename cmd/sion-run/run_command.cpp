@@ -10,6 +10,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 
 namespace sion::run_cmd {
 
@@ -91,12 +92,20 @@ int run_command(int argc, const char* const* argv) {
     parts.settings = or_refuse(resolve_settings(flags, profile, home));
     for (const auto& m : parts.settings.models)
         parts.models.push_back(or_die(models::open_model(m)));
-    parts.tools = make_tools(
-        {!parts.settings.workspace.empty(), parts.settings.shell, parts.settings.shell_external});
+    // A hooks file that others may change, or that is malformed, keeps every session from running.
+    parts.hooks = or_die(Hooks::open(home));
+    parts.tools = make_tools({!parts.settings.workspace.empty(), parts.settings.shell,
+                              parts.settings.shell_external, parts.settings.code_sandbox});
     std::unique_ptr<SandboxClient> sandbox;
     if (parts.settings.shell)
         sandbox = or_refuse(SandboxClient::start(parts.settings.sandbox));
-    parts.context = {parts.settings.workspace, sandbox.get()};
+    parts.context.workspace = parts.settings.workspace;
+    parts.context.sandbox = sandbox.get();
+    std::optional<Confined> files; // outlives the session, which holds a pointer to it
+    if (!parts.settings.workspace.empty()) {
+        files = or_refuse(Confined::open(parts.settings.workspace));
+        parts.context.files = &*files;
+    }
 
     if (stored) {
         or_die(claim(db, stored->id));
@@ -116,6 +125,7 @@ int run_command(int argc, const char* const* argv) {
         parts.row.started = now_ms();
         or_die(insert_session(db, parts.row));
     }
+    parts.hooks.set_session(parts.row.id, parts.settings.workspace);
     bool json = args.has("json");
     parts.person = Person::find(json);
     auto out = make_output(json, stdout);

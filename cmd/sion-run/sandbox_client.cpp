@@ -98,12 +98,19 @@ Error SandboxClient::gone(const Error& why) {
     return Error(Exit::unavailable, "sion-sandbox: " + why.message());
 }
 
-Result<sandboxd::ExecResult> SandboxClient::exec(const std::string& command,
-                                                 std::optional<double> timeout_seconds) {
+Result<sandboxd::ExecResult>
+SandboxClient::exec(const std::string& command, std::optional<double> timeout_seconds,
+                    const std::vector<std::pair<std::string, std::string>>& env) {
     if (m_dead)
         return make_error(Exit::unavailable, "the sandbox is gone");
     Json params = Json::object();
     params.set("command", command);
+    if (!env.empty()) {
+        Json vars = Json::object();
+        for (const auto& [name, value] : env)
+            vars.set(name, value);
+        params.set("env", std::move(vars));
+    }
     if (timeout_seconds)
         params.set("timeout", Json::number(*timeout_seconds));
     auto answer = m_rpc->call("sandbox/exec", params);

@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sion::run_cmd {
@@ -30,9 +31,11 @@ public:
     // Closes the sandbox: asks sion-sandbox to end and waits for it (briefly; then kills it).
     ~SandboxClient();
 
-    // Runs `command` with /bin/sh -c in /workspace. Exit::unavailable when the sandbox is gone.
-    [[nodiscard]] Result<sandboxd::ExecResult> exec(const std::string& command,
-                                                    std::optional<double> timeout_seconds);
+    // Runs `command` with /bin/sh -c in /workspace, `env` added to the sandbox's environment.
+    // Exit::unavailable when the sandbox is gone.
+    [[nodiscard]] Result<sandboxd::ExecResult>
+    exec(const std::string& command, std::optional<double> timeout_seconds,
+         const std::vector<std::pair<std::string, std::string>>& env = {});
 
 private:
     SandboxClient(Child child, Fd errors)

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <optional>
 #include <set>
 
 namespace sion::run_cmd {
@@ -39,6 +40,9 @@ public:
         : m_p(parts), m_journal(*parts.db), m_resting_until(parts.models.size(), 0) {
         for (const auto& t : parts.tools)
             m_specs.push_back(t->spec());
+        parts.context.call_from_code = [this](std::string_view tool, JsonView input) {
+            return call_from_code(tool, input);
+        };
     }
 
     Result<Ending> run() {
@@ -48,9 +52,16 @@ public:
                 if (auto id = c.string("id"))
                     m_call_ids.insert(std::string(*id));
         m_p.out->session(m_p.row, m_p.continued);
+        // What run-start hooks print is added to the person's message, marked as theirs.
+        std::string said = m_p.task;
+        Json start = Json::object();
+        start.set("said", std::string_view(m_p.task));
+        HookVerdict hooked = m_p.hooks.fire("run-start", std::move(start));
+        if (!hooked.added.empty())
+            said += "\n\n" + hooked.added;
         Json task = Json::object();
         task.set("role", "user");
-        task.set("text", std::string_view(m_p.task));
+        task.set("text", std::string_view(said));
         SION_CHECK(append_message(*m_p.db, m_p.row.id, task));
         m_conversation.push_back(std::move(task));
         std::string system = system_prompt(m_p);
@@ -196,13 +207,74 @@ private:
         return run_tool(*tool, row);
     }
 
+    // A call a program makes from run_code (the call m_code_parent): made as the model's would be
+    // when it only reads and may run without anyone; refused otherwise, for the model to make.
+    // Recorded and shown under its parent, and not part of the conversation: only what the program
+    // prints is.
+    ToolResult call_from_code(std::string_view name, JsonView input) {
+        CallRow row;
+        row.parent = m_code_parent;
+        row.call_id = format("%s.%d", m_code_parent.c_str(), ++m_code_calls);
+        row.tool = std::string(name);
+        row.input = Json::copy_of(input);
+        row.started_ms = now_ms();
+        Tool* tool = name == "run_code" ? nullptr : find_tool(name);
+        if (tool == nullptr) {
+            row.state = "error";
+            row.result = "there is no tool named " + row.tool;
+        } else {
+            Effect effect = tool->effect(input);
+            Decision decision = decide(effect, m_p.settings.autonomy, m_p.row.tainted);
+            row.effect = effect_name(effect);
+            row.decision = decision_name(decision);
+            row.why = explain(row.tool, effect, m_p.settings.autonomy, m_p.row.tainted);
+            if (effect != Effect::read || decision != Decision::run) {
+                row.decision = decision_name(Decision::refuse);
+                row.state = "refused";
+                row.result = row.why + ": a program does not make that call; make it yourself";
+            } else {
+                row.state = "running";
+            }
+        }
+        Status done = record_code_call(tool, row);
+        if (!done) {
+            m_store_failure = done.error();
+            return {
+                "the session cannot record this call: " + done.error().message(), true, false, {}};
+        }
+        return {row.result, row.state != "ok", row.tainted, {}};
+    }
+
+    Status record_code_call(Tool* tool, CallRow& row) {
+        SION_TRY(row.seq, insert_call(*m_p.db, m_p.row.id, row));
+        m_p.out->call(row);
+        if (row.state != "running")
+            return finish_call_now(row);
+        return run_tool(*tool, row);
+    }
+
+    // The call as hooks are told of it.
+    static Json hook_event(const CallRow& row) {
+        Json e = Json::object();
+        e.set("call", std::string_view(row.call_id));
+        e.set("tool", std::string_view(row.tool));
+        e.set("input", Json::copy_of(row.input));
+        e.set("effect", std::string_view(row.effect));
+        return e;
+    }
+
     Status run_tool(Tool& tool, CallRow& row) {
+        // before-tool hooks, once the policy and the person let the call run.
+        HookVerdict before = m_p.hooks.fire("before-tool", hook_event(row));
+        if (!before.allow)
+            return refuse(row, "a hook blocked this call: " + before.reason);
         std::optional<int64_t> entry;
         if (tool.journaled()) {
             SION_TRY(Begun begun, m_journal.begin(m_p.row.id, row.tool, row.input));
             if (begun.kind == Begun::Kind::recorded) {
                 row.state = begun.is_error ? "error" : "ok";
-                row.result = begun.result;
+                row.result = "[made before in this session: not made again; its answer then]\n"
+                             + begun.result;
                 return finish_call_now(row);
             }
             if (begun.kind == Begun::Kind::uncertain) {
@@ -213,8 +285,19 @@ private:
             entry = begun.entry;
         }
         int64_t started = steady_ms();
+        std::string outer = m_code_parent;
+        if (row.parent.empty()) {
+            m_code_parent = row.call_id;
+            m_code_calls = 0;
+        }
         auto done = tool.run(row.input, m_p.context);
+        m_code_parent = outer;
         row.wall_ms = steady_ms() - started;
+        if (m_store_failure) {
+            Error failure = std::move(*m_store_failure);
+            m_store_failure.reset();
+            return failure;
+        }
         if (!done) {
             row.state = "error";
             row.result = done.error().message();
@@ -222,12 +305,23 @@ private:
                 SION_CHECK(m_journal.mark_uncertain(*entry, done.error().message()));
             return finish_call_now(row);
         }
-        if (entry)
+        if (entry && done->is_error && tool.fails_cleanly())
+            SION_CHECK(m_journal.forget(*entry));
+        else if (entry)
             SION_CHECK(m_journal.finish(*entry, done->text, done->is_error));
         row.state = done->is_error ? "error" : "ok";
         row.result = std::move(done->text);
         row.detail = std::move(done->detail);
         row.tainted = done->taints && !m_p.row.tainted;
+        // What after-tool hooks print is added to what the model is shown, marked as theirs.
+        Json after = hook_event(row);
+        Json outcome = Json::object();
+        outcome.set("state", std::string_view(row.state));
+        outcome.set("text", std::string_view(row.result));
+        after.set("outcome", std::move(outcome));
+        HookVerdict hooked = m_p.hooks.fire("after-tool", std::move(after));
+        if (!hooked.added.empty())
+            row.result += "\n" + hooked.added;
         return finish_call_now(row);
     }
 
@@ -238,9 +332,13 @@ private:
     }
 
     Status finish_call_now(CallRow& row) {
-        Json m = tool_message(row);
-        SION_CHECK(finish_call(*m_p.db, m_p.row.id, row, m));
-        m_conversation.push_back(std::move(m));
+        if (row.parent.empty()) {
+            Json m = tool_message(row);
+            SION_CHECK(finish_call(*m_p.db, m_p.row.id, row, m));
+            m_conversation.push_back(std::move(m));
+        } else {
+            SION_CHECK(finish_call(*m_p.db, m_p.row.id, row, JsonView()));
+        }
         if (row.tainted)
             m_p.row.tainted = true;
         ++m_ending.calls;
@@ -253,6 +351,13 @@ private:
         m_ending.why = std::move(why);
         SION_CHECK(end_run(*m_p.db, m_p.row.id, m_ending.state, m_ending.why));
         m_p.row.state = m_ending.state;
+        Json ended = Json::object();
+        ended.set("state", std::string_view(m_ending.state));
+        if (!m_ending.why.empty())
+            ended.set("why", std::string_view(m_ending.why));
+        Json end = Json::object();
+        end.set("ended", std::move(ended));
+        (void)m_p.hooks.fire("run-end", std::move(end));
         m_p.out->end(m_p.row, m_ending);
         return m_ending;
     }
@@ -263,6 +368,9 @@ private:
     std::vector<Json> m_conversation;
     std::set<std::string> m_call_ids;
     std::vector<int64_t> m_resting_until; // steady ms, per model: left alone until then
+    std::string m_code_parent;            // the run_code call whose program is running
+    int m_code_calls = 0;                 // the calls its program has made
+    std::optional<Error> m_store_failure; // the store failed under a program's call
     Ending m_ending;
 };
 
@@ -294,7 +402,8 @@ Status close_interrupted_calls(Db& db, const SessionRow& row) {
                 SION_CHECK(journal.mark_uncertain(e.id, why));
         call.state = "interrupted";
         call.result = why + ": it may have taken effect";
-        SION_CHECK(finish_call(db, row.id, call, tool_message(call)));
+        SION_CHECK(finish_call(db, row.id, call,
+                               call.parent.empty() ? tool_message(call).view() : JsonView()));
     }
     // Calls the model asked for that the session never started: answered as not made.
     SION_TRY(auto messages, load_messages(db, row.id));

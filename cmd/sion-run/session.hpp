@@ -5,6 +5,7 @@
 // happens (store.hpp) and shown as it happens (transcript.hpp).
 #pragma once
 
+#include "cmd/sion-run/hooks_client.hpp"
 #include "cmd/sion-run/person.hpp"
 #include "cmd/sion-run/settings.hpp"
 #include "cmd/sion-run/store.hpp"
@@ -28,6 +29,7 @@ struct SessionParts {
     std::vector<std::unique_ptr<Tool>> tools;
     ToolContext context;
     Person person;
+    Hooks hooks;
     Output* out = nullptr;
 };
 

@@ -10,6 +10,7 @@
 #include "lib/text.hpp"
 
 #include <cstdio>
+#include <functional>
 #include <map>
 
 namespace sion::run_cmd {
@@ -83,9 +84,33 @@ int show_command(int argc, const char* const* argv) {
     auto messages = or_die(load_messages(db, row.id));
     auto calls = or_die(load_calls(db, row.id));
     std::map<std::string, const CallRow*> by_id;
-    for (const auto& c : calls)
+    std::multimap<std::string, const CallRow*> children; // a run_code call's own calls, in order
+    for (const auto& c : calls) {
         by_id[c.call_id] = &c;
+        if (!c.parent.empty())
+            children.emplace(c.parent, &c);
+    }
+    bool live = state_now(row) == "running";
     auto out = make_output(args.has("json"), stdout);
+    // A call, the calls its program made, then its result; one left without an answer says why.
+    std::function<void(const CallRow&)> show = [&](const CallRow& call) {
+        out->call(call);
+        auto [first, last] = children.equal_range(call.call_id);
+        for (auto it = first; it != last; ++it)
+            show(*it->second);
+        if (call.state != "running") {
+            out->result(call);
+            return;
+        }
+        CallRow open;
+        open.call_id = call.call_id;
+        open.parent = call.parent;
+        open.tool = call.tool;
+        open.state = live ? "running" : "interrupted";
+        open.result = live ? "no answer yet: the session is running"
+                           : "no answer: the session stopped during this call";
+        out->result(open);
+    };
     out->session(row, false);
     for (const Json& m : messages) {
         std::string_view role = m.view().string_or("role", "").value_or("");
@@ -100,41 +125,20 @@ int show_command(int argc, const char* const* argv) {
         if (auto t = m.view().string("text"))
             out->text(*t);
         for (JsonView c : m.get("calls")) {
-            auto id = c.string("id");
-            auto found = id ? by_id.find(std::string(*id)) : by_id.end();
-            if (found == by_id.end()) {
-                CallRow never;
-                never.call_id = std::string(*id);
-                never.tool = std::string(c.string_or("tool", "").value_or(""));
-                never.input = Json::copy_of(c.get("input"));
-                never.state = "interrupted";
-                never.result = "the session stopped before this call was made";
-                out->call(never);
-                out->result(never);
+            std::string id(c.string_or("id", "").value_or(""));
+            auto found = by_id.find(id);
+            if (found != by_id.end()) {
+                show(*found->second);
                 continue;
             }
-            const CallRow& call = *found->second;
-            out->call(call);
-            if (call.state == "running") {
-                bool live = state_now(row) == "running";
-                CallRow open = {call.seq,
-                                call.call_id,
-                                call.tool,
-                                Json::copy_of(call.input),
-                                call.effect,
-                                call.decision,
-                                call.why,
-                                live ? "running" : "interrupted",
-                                live ? "no answer yet: the session is running"
-                                     : "no answer: the session stopped during this call",
-                                {},
-                                false,
-                                call.started_ms,
-                                0};
-                out->result(open);
-            } else {
-                out->result(call);
-            }
+            CallRow never;
+            never.call_id = id;
+            never.tool = std::string(c.string_or("tool", "").value_or(""));
+            never.input = Json::copy_of(c.get("input"));
+            never.state = "interrupted";
+            never.result = "the session stopped before this call was made";
+            out->call(never);
+            out->result(never);
         }
     }
     Ending ending{state_now(row), row.ended_why, static_cast<int64_t>(calls.size()),

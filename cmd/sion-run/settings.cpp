@@ -7,6 +7,8 @@
 #include "sandboxd/config.hpp"
 #include "sandboxd/preflight.hpp"
 
+#include <unistd.h>
+
 #include <cstdlib>
 
 namespace sion::run_cmd {
@@ -150,8 +152,26 @@ Result<RunSettings> resolve_settings(JsonView settings, const Profile& profile,
     rs.shell_external = rs.shell
                         && (config.network == sandboxd::Network::host
                             || config.network == sandboxd::Network::named);
-    if (!rs.shell)
+    if (!rs.shell) {
         rs.sandbox.clear();
+        return rs;
+    }
+    // run_code's sandbox: the shell's backend and limits, with no workspace of the session's
+    // (run_code gives it an empty one) and no network. Offered where Python 3 is: this machine's
+    // for bubblewrap; a Docker image is taken to have it.
+    if (config.backend == sandboxd::BackendKind::docker
+        || ::access("/usr/bin/python3", X_OK) == 0) {
+        rs.code_sandbox = {
+            "--backend",
+            config.backend == sandboxd::BackendKind::docker ? "docker:" + config.image : "bwrap",
+            "--network",
+            "none",
+            "--home",
+            config.home};
+        if (settings.get("sandbox_timeout").exists())
+            rs.code_sandbox.insert(rs.code_sandbox.end(),
+                                   {"--timeout", std::to_string(config.limits.timeout.count())});
+    }
     return rs;
 }
 

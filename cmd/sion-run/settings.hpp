@@ -23,8 +23,9 @@ struct RunSettings {
     std::vector<std::string> models;
     std::string workspace; // absolute; "" without one
     bool shell = false;
-    bool shell_external = false;      // its commands reach a network: external, and they taint
-    std::vector<std::string> sandbox; // sion-sandbox serve's options, when there is a shell
+    bool shell_external = false;           // its commands reach a network: external, and they taint
+    std::vector<std::string> sandbox;      // sion-sandbox serve's options, when there is a shell
+    std::vector<std::string> code_sandbox; // run_code's sandbox options; empty: no run_code
     int autonomy = k_default_autonomy;
     std::optional<int64_t> budget_tokens;
     Json stored; // what sessions.settings keeps

@@ -265,8 +265,8 @@ Result<std::vector<CallRow>> load_calls(Db& db, std::string_view session) {
     SION_TRY(Stmt st,
              db.prepare("SELECT seq, call_id, tool, input, coalesce(effect, ''), "
                         "coalesce(decision, ''), coalesce(why, ''), state, coalesce(result, ''), "
-                        "coalesce(detail, ''), tainted, started_ms, coalesce(wall_ms, 0) "
-                        "FROM calls WHERE session = ?1 ORDER BY seq"));
+                        "coalesce(detail, ''), tainted, started_ms, coalesce(wall_ms, 0), "
+                        "coalesce(parent, '') FROM calls WHERE session = ?1 ORDER BY seq"));
     SION_CHECK(st.bind(1, session));
     std::vector<CallRow> out;
     while (true) {
@@ -287,21 +287,24 @@ Result<std::vector<CallRow>> load_calls(Db& db, std::string_view session) {
         row.tainted = st.column_int(10) != 0;
         row.started_ms = st.column_int(11);
         row.wall_ms = st.column_int(12);
+        row.parent = st.column_text(13);
         out.push_back(std::move(row));
     }
     return out;
 }
 
 Result<int64_t> insert_call(Db& db, std::string_view session, const CallRow& row) {
-    SION_TRY(Stmt st,
-             db.prepare("INSERT INTO calls (session, seq, call_id, tool, input, effect, decision, "
-                        "why, state, started_ms) VALUES (?1, (SELECT coalesce(max(seq), 0) + 1 "
-                        "FROM calls WHERE session = ?1), ?2, ?3, ?4, nullif(?5, ''), "
-                        "nullif(?6, ''), nullif(?7, ''), ?8, ?9) RETURNING seq"));
+    SION_TRY(
+        Stmt st,
+        db.prepare("INSERT INTO calls (session, seq, call_id, tool, input, effect, decision, "
+                   "why, state, started_ms, parent) VALUES (?1, (SELECT coalesce(max(seq), 0) + 1 "
+                   "FROM calls WHERE session = ?1), ?2, ?3, ?4, nullif(?5, ''), "
+                   "nullif(?6, ''), nullif(?7, ''), ?8, ?9, nullif(?10, '')) RETURNING seq"));
     SION_CHECK(st.bind_all(session, std::string_view(row.call_id), std::string_view(row.tool),
                            std::string_view(canonical_json(row.input)),
                            std::string_view(row.effect), std::string_view(row.decision),
-                           std::string_view(row.why), std::string_view(row.state), row.started_ms));
+                           std::string_view(row.why), std::string_view(row.state), row.started_ms,
+                           std::string_view(row.parent)));
     SION_TRY(bool got, st.step());
     if (!got)
         return make_error(Exit::software, "inserting a call returned no row");
@@ -321,7 +324,8 @@ Status finish_call(Db& db, std::string_view session, const CallRow& row, JsonVie
     SION_CHECK(st.run());
     if (row.tainted)
         SION_CHECK(set_tainted(db, session));
-    SION_CHECK(next_message_seq_and_insert(db, session, message));
+    if (message.exists())
+        SION_CHECK(next_message_seq_and_insert(db, session, message));
     return txn.commit();
 }
 

@@ -38,6 +38,7 @@ struct SessionRow {
 struct CallRow {
     int64_t seq = 0; // from 1 within the session
     std::string call_id;
+    std::string parent; // the run_code call whose program made it; "" for the model's
     std::string tool;
     Json input;
     std::string effect;   // "" when the tool is unknown
@@ -88,7 +89,8 @@ struct CallRow {
 [[nodiscard]] Result<std::vector<CallRow>> load_calls(Db& db, std::string_view session);
 // Records a call as it starts (state "running", or "refused" with its result), numbering it.
 [[nodiscard]] Result<int64_t> insert_call(Db& db, std::string_view session, const CallRow& row);
-// Records how a call ended and adds its result to the conversation, in one transaction.
+// Records how a call ended and adds its result (`message`) to the conversation, in one transaction;
+// an empty `message` (a program's call) adds nothing.
 [[nodiscard]] Status finish_call(Db& db, std::string_view session, const CallRow& row,
                                  JsonView message);
 

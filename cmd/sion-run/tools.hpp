@@ -5,11 +5,13 @@
 #pragma once
 
 #include "cmd/sion-run/sandbox_client.hpp"
+#include "lib/confined.hpp"
 #include "lib/json.hpp"
 #include "lib/models/model.hpp"
 #include "lib/policy.hpp"
 #include "lib/result.hpp"
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -26,10 +28,18 @@ struct ToolResult {
     Json detail;         // structured, for JSON events and the store (the shell's result object)
 };
 
+// A call a program makes from run_code: made as the model's would be (policy, journal, hooks, the
+// transcript), or refused when it would change something, reach outside or wait for a person.
+using CodeCall = std::function<ToolResult(std::string_view tool, JsonView input)>;
+
 // What tools run against: the session's workspace and sandbox.
 struct ToolContext {
     std::string workspace;            // absolute; "" without one
     SandboxClient* sandbox = nullptr; // nullptr without a shell
+    CodeCall call_from_code;          // set by the session while run_code runs
+    // The workspace, opened once for the session: every file tool's path is resolved beneath it by
+    // the kernel (lib/confined.hpp). nullptr without a workspace.
+    const Confined* files = nullptr;
 };
 
 class Tool {
@@ -49,14 +59,21 @@ public:
     // tool says otherwise (a shell command is run again when asked again, as a test suite should).
     [[nodiscard]] virtual bool journaled() const { return !idempotent(); }
 
+    // Whether a call that fails has changed nothing (an edit or a patch that does not fit is
+    // refused whole): the journal then forgets it, so the same call made later runs again.
+    [[nodiscard]] virtual bool fails_cleanly() const { return false; }
+
     // Runs the call. An Error is a failure of the runtime, not of the call (the sandbox died).
     [[nodiscard]] virtual Result<ToolResult> run(JsonView input, ToolContext& context) = 0;
 };
 
 struct ToolOptions {
-    bool files = false;          // a workspace: write_file, read_file
+    bool files = false;          // a workspace: the file tools
     bool shell = false;          // a shell in the sandbox
     bool shell_external = false; // its commands have a network: they are external and taint
+    // run_code: sion-sandbox's options for its own sandbox (no workspace, no network), when Python
+    // 3 is there; empty: not offered.
+    std::vector<std::string> code_sandbox;
 };
 
 // The tools a session with these options has, in the order the model is shown them.
@@ -69,5 +86,13 @@ struct ToolOptions {
 [[nodiscard]] std::unique_ptr<Tool> make_shell_tool(bool external);
 [[nodiscard]] std::unique_ptr<Tool> make_write_file_tool();
 [[nodiscard]] std::unique_ptr<Tool> make_read_file_tool();
+[[nodiscard]] std::unique_ptr<Tool> make_find_files_tool();
+[[nodiscard]] std::unique_ptr<Tool> make_search_files_tool();
+[[nodiscard]] std::unique_ptr<Tool> make_edit_file_tool();
+[[nodiscard]] std::unique_ptr<Tool> make_apply_patch_tool();
+// diagnostics and run_tests, in the shell's sandbox; `network`: it has one (they are external).
+[[nodiscard]] std::unique_ptr<Tool> make_diagnostics_tool(bool network);
+[[nodiscard]] std::unique_ptr<Tool> make_run_tests_tool(bool network);
+[[nodiscard]] std::unique_ptr<Tool> make_run_code_tool(std::vector<std::string> sandbox_options);
 
 } // namespace sion::run_cmd

@@ -54,13 +54,14 @@ public:
     void text(std::string_view text) override { put(m_out, "agent: " + std::string(text)); }
 
     void call(const CallRow& call) override {
-        put(m_out, "→ " + call.tool + " " + canonical_json(call.input));
+        put(m_out, indented(call, "→ " + call.tool + " " + canonical_json(call.input)));
     }
 
     void result(const CallRow& call) override {
-        put(m_out, (failed_state(call.state) ? "✗ " : "← ") + call.result);
+        put(m_out, indented(call, (failed_state(call.state) ? "✗ " : "← ") + call.result));
         if (call.tainted)
-            put(m_out, "the session is tainted: what " + call.tool + " returned came from outside");
+            put(m_out, indented(call, "the session is tainted: what " + call.tool
+                                          + " returned came from outside"));
     }
 
     void end(const SessionRow& row, const Ending& ending) override {
@@ -68,6 +69,19 @@ public:
     }
 
 private:
+    // A call a program made (run_code) is shown under its parent, each of its lines indented.
+    static std::string indented(const CallRow& call, std::string text) {
+        if (call.parent.empty())
+            return text;
+        std::string out = "  ";
+        for (char c : text) {
+            out += c;
+            if (c == '\n')
+                out += "  ";
+        }
+        return out;
+    }
+
     std::FILE* m_out;
 };
 
@@ -96,6 +110,8 @@ public:
     void call(const CallRow& call) override {
         Json e = event("call");
         e.set("call", std::string_view(call.call_id));
+        if (!call.parent.empty())
+            e.set("parent", std::string_view(call.parent));
         e.set("tool", std::string_view(call.tool));
         e.set("input", Json::copy_of(call.input));
         if (!call.effect.empty())
@@ -110,6 +126,8 @@ public:
     void result(const CallRow& call) override {
         Json e = event("result");
         e.set("call", std::string_view(call.call_id));
+        if (!call.parent.empty())
+            e.set("parent", std::string_view(call.parent));
         e.set("tool", std::string_view(call.tool));
         e.set("state", std::string_view(call.state));
         e.set("text", std::string_view(call.result));

@@ -180,28 +180,28 @@ expect_exit 0 sion-run sessions "${coder:0:8}" && expect_grep "^$sid [^ ]+ runni
 wait "$sleeper" && ok || fail "the run that slept did not end with 0: $(cat "$scratch/sleep.out")"
 expect_exit 0 run coder "${coder:0:8}" --task 'Say hello' --session "$sid" --model "script:$scripts/hello.json"
 
-# A token budget: each turn says it used 1100 tokens; before the third, 2200 and what the request
-# would add pass 2500, so the run stops there (1).
+# A token budget: each turn says it used 11000 tokens; before the third, 22000 and what the request
+# would add (the tools alone are more than 500) pass 22500, so the run stops there (1).
 cat >"$scripts/budget.json" <<'JSON'
 {"turns": [
-  {"calls": [{"tool": "write_file", "input": {"path": "b1.txt", "content": "1"}}], "usage": {"input_tokens": 1000, "output_tokens": 100}},
-  {"calls": [{"tool": "write_file", "input": {"path": "b2.txt", "content": "2"}}], "usage": {"input_tokens": 1000, "output_tokens": 100}},
-  {"calls": [{"tool": "write_file", "input": {"path": "b3.txt", "content": "3"}}], "usage": {"input_tokens": 1000, "output_tokens": 100}},
-  {"text": "done", "usage": {"input_tokens": 1000, "output_tokens": 100}}
+  {"calls": [{"tool": "write_file", "input": {"path": "b1.txt", "content": "1"}}], "usage": {"input_tokens": 10000, "output_tokens": 1000}},
+  {"calls": [{"tool": "write_file", "input": {"path": "b2.txt", "content": "2"}}], "usage": {"input_tokens": 10000, "output_tokens": 1000}},
+  {"calls": [{"tool": "write_file", "input": {"path": "b3.txt", "content": "3"}}], "usage": {"input_tokens": 10000, "output_tokens": 1000}},
+  {"text": "done", "usage": {"input_tokens": 10000, "output_tokens": 1000}}
 ]}
 JSON
 expect_exit 1 run coder "${coder:0:8}" --task 'Spend' --model "script:$scripts/budget.json" --workspace "$work" \
-    --autonomy L3 --budget-tokens 2500 && expect_err ''
+    --autonomy L3 --budget-tokens 22500 && expect_err ''
 sid=$(session_id)
 expect_out "session $sid for agent ${coder:0:8}
 → write_file {\"content\":\"1\",\"path\":\"b1.txt\"}
 ← wrote 1 byte to b1.txt
 → write_file {\"content\":\"2\",\"path\":\"b2.txt\"}
 ← wrote 1 byte to b2.txt
-session $sid: stopped: the token budget of 2500 tokens is spent (2200 used)"
+session $sid: stopped: the token budget of 22500 tokens is spent (22000 used)"
 [ ! -e "$work/b3.txt" ] && ok || fail "the third call was made past the budget"
 expect_exit 0 sion-run show "$sid" --json && keep_events && tail -n 1 "$scratch/out" >"$scratch/last"
-expect_text "$scratch/last" 'end event' "{\"event\":\"end\",\"session\":\"$sid\",\"state\":\"stopped\",\"why\":\"the token budget of 2500 tokens is spent (2200 used)\",\"calls\":2,\"tainted\":false,\"usage\":{\"input_tokens\":2000,\"output_tokens\":200}}"
+expect_text "$scratch/last" 'end event' "{\"event\":\"end\",\"session\":\"$sid\",\"state\":\"stopped\",\"why\":\"the token budget of 22500 tokens is spent (22000 used)\",\"calls\":2,\"tainted\":false,\"usage\":{\"input_tokens\":20000,\"output_tokens\":2000}}"
 expect_exit 0 sion-run sessions "${coder:0:8}" && head -n 1 "$scratch/out" >"$scratch/first" &&
     expect_text "$scratch/first" sessions "$sid $(short_of "$coder") stopped 2 calls Spend"
 # A budget too small for the first request: stopped before the model is asked.

@@ -527,3 +527,33 @@ TEST_F(JournalFileTest, ABusyDatabaseIsTryAgainAndRecordsNothing) {
 
 } // namespace
 } // namespace sion
+
+namespace sion {
+namespace {
+
+TEST(JournalForget, APendingEntryIsForgottenAndTheCallProceedsAgain) {
+    auto db = Db::open(":memory:");
+    ASSERT_TRUE(db);
+    ASSERT_TRUE(migrate_state(*db));
+    Journal journal(*db);
+    auto input = Json::parse(R"({"path":"a.py","patch":"x"})");
+    auto first = journal.begin("s1", "apply_patch", *input);
+    ASSERT_TRUE(first);
+    ASSERT_EQ(first->kind, Begun::Kind::proceed);
+    ASSERT_TRUE(journal.forget(first->entry));
+    auto again = journal.begin("s1", "apply_patch", *input);
+    ASSERT_TRUE(again);
+    EXPECT_EQ(again->kind, Begun::Kind::proceed);
+    ASSERT_TRUE(journal.finish(again->entry, "updated a.py (1 hunk)", false));
+    auto done = journal.forget(again->entry);
+    ASSERT_FALSE(done);
+    EXPECT_EQ(done.error().exit(), Exit::software);
+    EXPECT_EQ(done.error().message(),
+              "cannot forget journal entry " + std::to_string(again->entry) + ": it is done");
+    auto missing = journal.forget(99);
+    ASSERT_FALSE(missing);
+    EXPECT_EQ(missing.error().message(), "cannot forget journal entry 99: it is not there");
+}
+
+} // namespace
+} // namespace sion

@@ -1,0 +1,545 @@
+// SPDX-License-Identifier: MIT
+// Confined: every path looked up by the kernel beneath a directory held open (openat2), so that no
+// check can be outrun by a change to the tree made between it and the use.
+#include "lib/confined.hpp"
+
+#include "lib/crypto.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <iterator>
+#include <string>
+#include <vector>
+
+namespace sion {
+
+namespace {
+
+constexpr uint64_t k_beneath = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+// A walk enters directories one name at a time from the one above it: no link is followed there.
+constexpr uint64_t k_walk = k_beneath | RESOLVE_NO_SYMLINKS;
+constexpr int k_max_depth = 64;
+
+// Sorted: passed_over() looks names up by binary search. Why each is here, and why "build",
+// "dist", "out", "vendor" and "venv" are not, is in the header.
+constexpr std::string_view k_passed_over[] = {
+    ".bundle",       ".bzr",         ".cache",      ".dart_tool",    ".eggs",
+    ".git",          ".gradle",      ".hg",         ".jj",           ".mypy_cache",
+    ".next",         ".nox",         ".nuxt",       ".parcel-cache", ".pnpm-store",
+    ".pytest_cache", ".ruff_cache",  ".stack-work", ".svelte-kit",   ".svn",
+    ".terraform",    ".tox",         ".turbo",      ".venv",         ".yarn",
+    ".zig-cache",    "CMakeFiles",   "__pycache__", "_darcs",        "bower_components",
+    "dist-newstyle", "node_modules", "target",      "zig-cache",     "zig-out",
+};
+
+constexpr bool sorted_names() {
+    for (size_t i = 1; i < std::size(k_passed_over); ++i)
+        if (!(k_passed_over[i - 1] < k_passed_over[i]))
+            return false;
+    return true;
+}
+
+static_assert(sorted_names(), "k_passed_over must stay sorted");
+
+// Files whose presence marks a directory as a build's or a virtual environment's, whatever its
+// name: the Cache Directory Tagging spec's tag (cargo's target, many caches), a CMake build tree,
+// a Python virtual environment.
+constexpr std::array<const char*, 3> k_markers = {"CACHEDIR.TAG", "CMakeCache.txt", "pyvenv.cfg"};
+
+// openat2(2), which glibc 2.36 does not wrap. EAGAIN (a rename elsewhere raced a ".." lookup) and
+// EINTR are tried again.
+int openat2_fd(int dir, const char* path, int flags, mode_t mode, uint64_t resolve) {
+    struct open_how how {};
+
+    how.flags = static_cast<uint64_t>(static_cast<unsigned>(flags | O_CLOEXEC));
+    bool creates = (flags & O_CREAT) != 0 || (flags & O_TMPFILE) == O_TMPFILE;
+    how.mode = creates ? mode : 0; // openat2 refuses a mode it would not use
+    how.resolve = resolve;
+    for (int tries = 0;; ++tries) {
+        long fd = ::syscall(SYS_openat2, dir, path, &how, sizeof how);
+        if (fd >= 0)
+            return static_cast<int>(fd);
+        if ((errno != EAGAIN && errno != EINTR) || tries >= 100)
+            return -1;
+    }
+}
+
+// "a/b/c" as ("a/b", "c"); "c" as (".", "c").
+std::pair<std::string, std::string> split_last(const std::string& rel) {
+    size_t slash = rel.rfind('/');
+    if (slash == std::string::npos)
+        return {".", rel};
+    return {rel.substr(0, slash), rel.substr(slash + 1)};
+}
+
+Confined::Entry entry_of(std::string rel, const struct stat& st) {
+    Confined::Entry e;
+    e.rel = std::move(rel);
+    e.is_dir = S_ISDIR(st.st_mode);
+    e.is_file = S_ISREG(st.st_mode);
+    e.is_link = S_ISLNK(st.st_mode);
+    e.size = static_cast<uint64_t>(st.st_size);
+    e.mode = st.st_mode;
+    return e;
+}
+
+bool marked_as_build(int dir) {
+    struct stat st {};
+
+    return std::any_of(k_markers.begin(), k_markers.end(), [&](const char* name) {
+        return ::fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+    });
+}
+
+} // namespace
+
+bool passed_over(std::string_view dir_name) {
+    return std::binary_search(std::begin(k_passed_over), std::end(k_passed_over), dir_name);
+}
+
+Result<Confined> Confined::open(const std::string& root, std::string shown_as) {
+    if (root.empty() || root.front() != '/')
+        return make_error(Exit::software, "the directory '%s' is not an absolute path",
+                          root.c_str());
+    std::string normal = root;
+    while (normal.size() > 1 && normal.back() == '/')
+        normal.pop_back();
+    int fd = ::open(normal.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return sys_error(errno == ENOENT || errno == ENOTDIR ? Exit::no_input : Exit::io, errno,
+                         "cannot open the directory '%s'", root.c_str());
+    Fd dir(fd);
+    // Found now rather than at the first tool call: a kernel before Linux 5.6, or a seccomp
+    // filter that refuses the call, leaves no safe way to open a path beneath the directory.
+    int probe = openat2_fd(dir.get(), ".", O_PATH | O_DIRECTORY, 0, k_beneath);
+    if (probe < 0)
+        return sys_error(errno == ENOSYS ? Exit::unavailable : Exit::io, errno,
+                         "cannot open files beneath '%s' with openat2 (Linux 5.6 or later)",
+                         root.c_str());
+    ::close(probe);
+    return Confined(std::move(dir), std::move(normal), std::move(shown_as));
+}
+
+std::string Confined::outside(std::string_view given) const {
+    size_t slash = m_shown_as.rfind('/');
+    std::string called = slash == std::string::npos ? m_shown_as : m_shown_as.substr(slash + 1);
+    return "'" + std::string(given) + "' is outside the " + (called.empty() ? "root" : called);
+}
+
+Result<std::string> Confined::relative(std::string_view given) const {
+    if (given.find('\0') != std::string_view::npos)
+        return make_error(Exit::data, "the path '%s' holds a NUL byte", std::string(given).c_str());
+    std::string_view rest = given;
+    if (!rest.empty() && rest.front() == '/') {
+        auto under = [&](std::string_view base) {
+            return base.size() > 1 && rest.substr(0, base.size()) == base
+                   && (rest.size() == base.size() || rest[base.size()] == '/');
+        };
+        if (under(m_root))
+            rest.remove_prefix(m_root.size());
+        else if (under(m_shown_as))
+            rest.remove_prefix(m_shown_as.size());
+        else if (m_root != "/")
+            return Error(Exit::no_perm, outside(given));
+    }
+    std::vector<std::string_view> parts;
+    while (!rest.empty()) {
+        size_t slash = rest.find('/');
+        std::string_view part = rest.substr(0, slash);
+        rest = slash == std::string_view::npos ? std::string_view() : rest.substr(slash + 1);
+        if (part.empty() || part == ".")
+            continue;
+        if (part == "..") {
+            if (parts.empty())
+                return Error(Exit::no_perm, outside(given));
+            parts.pop_back();
+            continue;
+        }
+        parts.push_back(part);
+    }
+    if (parts.empty())
+        return std::string(".");
+    std::string rel;
+    for (std::string_view part : parts) {
+        if (!rel.empty())
+            rel += '/';
+        rel.append(part);
+    }
+    return rel;
+}
+
+namespace {
+
+// What a failed lookup or call on `given` says: "cannot <verb> 'given': why".
+Error failure(const char* verb, std::string_view given, int err, const std::string& outside_text) {
+    std::string what = std::string("cannot ") + verb + " '" + std::string(given) + "'";
+    switch (err) {
+    case EXDEV:
+        return Error(Exit::no_perm, what + ": " + outside_text);
+    case ENOENT:
+    case ENOTDIR:
+        return sys_error(Exit::no_input, err, "%s", what.c_str());
+    case EISDIR:
+        return Error(Exit::data, what + ": it is a directory");
+    case EACCES:
+    case EPERM:
+        return sys_error(Exit::no_perm, err, "%s", what.c_str());
+    default:
+        return sys_error(Exit::io, err, "%s", what.c_str());
+    }
+}
+
+} // namespace
+
+Result<Fd> Confined::open_at(std::string_view rel, int flags, mode_t mode) const {
+    auto path = relative(rel);
+    if (!path)
+        return path.error().context("cannot open '" + std::string(rel) + "'");
+    int fd = openat2_fd(m_fd.get(), path->c_str(), flags, mode, k_beneath);
+    if (fd < 0)
+        return failure("open", rel, errno, outside(rel));
+    return Fd(fd);
+}
+
+Result<Confined::Entry> Confined::stat(std::string_view rel) const {
+    auto path = relative(rel);
+    if (!path)
+        return path.error().context("cannot look up '" + std::string(rel) + "'");
+    // O_PATH | O_NOFOLLOW opens a link itself: its stat is the link's, as lstat's would be.
+    int fd = openat2_fd(m_fd.get(), path->c_str(), O_PATH | O_NOFOLLOW, 0, k_beneath);
+    if (fd < 0)
+        return failure("look up", rel, errno, outside(rel));
+    Fd file(fd);
+
+    struct stat st {};
+
+    if (::fstat(file.get(), &st) != 0)
+        return failure("look up", rel, errno, outside(rel));
+    return entry_of(std::move(*path), st);
+}
+
+Result<std::string> Confined::read(std::string_view rel, size_t limit) const {
+    auto path = relative(rel);
+    if (!path)
+        return path.error().context("cannot read '" + std::string(rel) + "'");
+    // O_NONBLOCK: a FIFO planted at the path opens at once (and is refused below) instead of
+    // waiting for a writer.
+    int fd = openat2_fd(m_fd.get(), path->c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY, 0, k_beneath);
+    if (fd < 0)
+        return failure("read", rel, errno, outside(rel));
+    Fd file(fd);
+    std::string what = "cannot read '" + std::string(rel) + "'";
+
+    struct stat st {};
+
+    if (::fstat(file.get(), &st) != 0)
+        return failure("read", rel, errno, outside(rel));
+    if (S_ISDIR(st.st_mode))
+        return Error(Exit::data, what + ": it is a directory");
+    if (!S_ISREG(st.st_mode))
+        return Error(Exit::data, what + ": it is not a regular file");
+    if (static_cast<uint64_t>(st.st_size) > limit)
+        return make_error(Exit::data, "%s: it is larger than %zu bytes", what.c_str(), limit);
+    std::string out;
+    out.resize(static_cast<size_t>(st.st_size) + 1);
+    size_t have = 0;
+    // Read to the end, not to the size fstat gave: the file may be growing.
+    for (;;) {
+        if (have == out.size()) {
+            if (out.size() > limit)
+                return make_error(Exit::data, "%s: it is larger than %zu bytes", what.c_str(),
+                                  limit);
+            out.resize(std::min(out.size() * 2 + 4096, limit + 1));
+        }
+        ssize_t n = ::read(file.get(), out.data() + have, out.size() - have);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return sys_error(Exit::io, errno, "%s", what.c_str());
+        }
+        if (n == 0)
+            break;
+        have += static_cast<size_t>(n);
+    }
+    if (have > limit)
+        return make_error(Exit::data, "%s: it is larger than %zu bytes", what.c_str(), limit);
+    out.resize(have);
+    return out;
+}
+
+Confined::Staged::Staged(Staged&& other) noexcept
+    : m_dir(std::move(other.m_dir)), m_temp(std::move(other.m_temp)),
+      m_name(std::move(other.m_name)), m_given(std::move(other.m_given)) {
+    other.m_temp.clear();
+}
+
+Confined::Staged& Confined::Staged::operator=(Staged&& other) noexcept {
+    if (this != &other) {
+        drop();
+        m_dir = std::move(other.m_dir);
+        m_temp = std::move(other.m_temp);
+        m_name = std::move(other.m_name);
+        m_given = std::move(other.m_given);
+        other.m_temp.clear();
+    }
+    return *this;
+}
+
+Confined::Staged::~Staged() {
+    drop();
+}
+
+void Confined::Staged::drop() {
+    if (!m_temp.empty() && m_dir)
+        ::unlinkat(m_dir.get(), m_temp.c_str(), 0); // nothing to do if it is already gone
+    m_temp.clear();
+}
+
+Status Confined::Staged::commit() {
+    if (m_temp.empty() || !m_dir)
+        return make_error(Exit::software, "cannot write '%s': it was committed already",
+                          m_given.c_str());
+    // Renamed within the directory fd: the target's name is replaced whatever it is now (a link
+    // included), and nothing above the directory is looked up again.
+    if (::renameat(m_dir.get(), m_temp.c_str(), m_dir.get(), m_name.c_str()) != 0) {
+        int err = errno;
+        drop();
+        return sys_error(err == EISDIR ? Exit::data : Exit::io, err,
+                         "cannot write '%s': cannot rename into place", m_given.c_str());
+    }
+    m_temp.clear();
+    return {};
+}
+
+namespace {
+
+// The directory `dir` (relative, normalised) opened beneath the root, its missing directories
+// made one by one, each in its parent as opened beneath the root.
+Result<Fd> open_making(int root, const std::string& dir, std::string_view given,
+                       const std::string& outside_text) {
+    int fd = openat2_fd(root, dir.c_str(), O_RDONLY | O_DIRECTORY, 0, k_beneath);
+    if (fd >= 0)
+        return Fd(fd);
+    if (errno != ENOENT)
+        return failure("write", given, errno, outside_text);
+    fd = openat2_fd(root, ".", O_RDONLY | O_DIRECTORY, 0, k_beneath);
+    if (fd < 0)
+        return failure("write", given, errno, outside_text);
+    Fd parent(fd);
+    std::string prefix;
+    size_t at = 0;
+    while (at <= dir.size()) {
+        size_t slash = dir.find('/', at);
+        if (slash == std::string::npos)
+            slash = dir.size();
+        std::string part = dir.substr(at, slash - at);
+        prefix += (prefix.empty() ? "" : "/") + part;
+        at = slash + 1;
+        fd = openat2_fd(root, prefix.c_str(), O_RDONLY | O_DIRECTORY, 0, k_beneath);
+        if (fd < 0 && errno == ENOENT) {
+            if (::mkdirat(parent.get(), part.c_str(), 0777) != 0 && errno != EEXIST)
+                return sys_error(errno == EACCES || errno == EPERM ? Exit::no_perm : Exit::io,
+                                 errno, "cannot create directory '%s'", prefix.c_str());
+            fd = openat2_fd(root, prefix.c_str(), O_RDONLY | O_DIRECTORY, 0, k_beneath);
+        }
+        if (fd < 0)
+            return failure("write", given, errno, outside_text);
+        parent.reset(fd);
+    }
+    return parent;
+}
+
+} // namespace
+
+Result<Confined::Staged> Confined::stage(std::string_view rel, std::string_view content) const {
+    std::string given(rel);
+    std::string what = "cannot write '" + given + "'";
+    auto path = relative(rel);
+    if (!path)
+        return path.error().context(what);
+    if (*path == ".")
+        return Error(Exit::data, what + ": it is a directory");
+    auto [dir_rel, name] = split_last(*path);
+    SION_TRY(Fd dir, open_making(m_fd.get(), dir_rel, rel, outside(rel)));
+
+    mode_t mode = 0666; // less the umask, as open(2) makes it
+    bool keep_mode = false;
+
+    struct stat st {};
+
+    if (::fstatat(dir.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+        if (S_ISDIR(st.st_mode))
+            return Error(Exit::data, what + ": it is a directory");
+        if (S_ISREG(st.st_mode)) {
+            mode = st.st_mode & 07777;
+            keep_mode = true;
+        }
+    } else if (errno != ENOENT) {
+        return failure("write", rel, errno, outside(rel));
+    }
+    SION_TRY(std::string tag, random_bytes(6));
+    std::string temp = name + ".sion-" + to_hex(tag);
+    if (temp.size() > NAME_MAX)
+        temp = ".sion-" + to_hex(tag) + ".tmp";
+    int fd = openat2_fd(dir.get(), temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode,
+                        k_beneath);
+    if (fd < 0)
+        return sys_error(Exit::io, errno, "%s: cannot create a file beside it", what.c_str());
+    Fd file(fd);
+    Staged staged(std::move(dir), std::move(temp), std::move(name), given);
+    // From here a failure drops `staged`, which removes the new file.
+    if (Status ok = write_all(file.get(), content); !ok)
+        return ok.error().context(what);
+    if (keep_mode && ::fchmod(file.get(), mode) != 0)
+        return sys_error(Exit::io, errno, "%s: cannot keep its mode", what.c_str());
+    if (::fsync(file.get()) != 0)
+        return sys_error(Exit::io, errno, "%s", what.c_str());
+    return staged;
+}
+
+Status Confined::write(std::string_view rel, std::string_view content) const {
+    SION_TRY(Staged staged, stage(rel, content));
+    return staged.commit();
+}
+
+Status Confined::remove(std::string_view rel) const {
+    std::string what = "cannot remove '" + std::string(rel) + "'";
+    auto path = relative(rel);
+    if (!path)
+        return path.error().context(what);
+    if (*path == ".")
+        return Error(Exit::data, what + ": it is a directory");
+    auto [dir_rel, name] = split_last(*path);
+    int fd = openat2_fd(m_fd.get(), dir_rel.c_str(), O_PATH | O_DIRECTORY, 0, k_beneath);
+    if (fd < 0)
+        return failure("remove", rel, errno, outside(rel));
+    Fd dir(fd);
+
+    struct stat st {};
+
+    if (::fstatat(dir.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+        return failure("remove", rel, errno, outside(rel));
+    if (S_ISDIR(st.st_mode))
+        return Error(Exit::data, what + ": it is a directory");
+    if (::unlinkat(dir.get(), name.c_str(), 0) != 0)
+        return failure("remove", rel, errno, outside(rel));
+    return {};
+}
+
+namespace {
+
+struct Walker {
+    const std::function<Confined::Visit(const Confined::Entry&)>& visit;
+    size_t max_entries;
+    std::string given;
+    size_t visited = 0;
+
+    struct Item {
+        std::string key; // the name, "/" after a directory's: the order of whole paths
+        std::string name;
+        struct stat st;
+    };
+
+    static std::vector<Item> list(int dir) {
+        std::vector<Item> items;
+        // fdopendir takes the fd it is given: a duplicate, so `dir` stays ours.
+        int copy = ::fcntl(dir, F_DUPFD_CLOEXEC, 0);
+        if (copy < 0)
+            return items;
+        DIR* d = ::fdopendir(copy);
+        if (d == nullptr) {
+            ::close(copy);
+            return items;
+        }
+        // readdir is safe on a DIR* no other thread has (glibc's lock is per stream).
+        while (struct dirent* ent = ::readdir(d)) { // NOLINT(concurrency-mt-unsafe)
+            std::string_view name = ent->d_name;
+            if (name == "." || name == "..")
+                continue;
+            Item item{std::string(name), std::string(name), {}};
+            // A name gone since readdir, or unreadable, is not there.
+            if (::fstatat(dir, ent->d_name, &item.st, AT_SYMLINK_NOFOLLOW) != 0)
+                continue;
+            if (S_ISDIR(item.st.st_mode))
+                item.key += '/';
+            items.push_back(std::move(item));
+        }
+        ::closedir(d);
+        std::sort(items.begin(), items.end(),
+                  [](const Item& a, const Item& b) { return a.key < b.key; });
+        return items;
+    }
+
+    // false: stopped (by `visit` or the limit, `status` says which).
+    bool walk(int dir, const std::string& prefix, int depth, Status& status) {
+        for (Item& item : list(dir)) {
+            std::string rel = prefix.empty() ? item.name : prefix + "/" + item.name;
+            bool is_dir = S_ISDIR(item.st.st_mode);
+            Fd child;
+            if (is_dir) {
+                if (passed_over(item.name))
+                    continue;
+                // One name, no link followed: a directory swapped for a link since its stat is
+                // refused (ELOOP, ENOTDIR) and passed over.
+                int fd = openat2_fd(dir, item.name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW, 0,
+                                    k_walk);
+                if (fd < 0)
+                    continue;
+                child.reset(fd);
+                if (marked_as_build(child.get()))
+                    continue;
+            }
+            if (++visited > max_entries) {
+                status = make_error(Exit::data, "cannot list '%s': more than %zu entries",
+                                    given.c_str(), max_entries);
+                return false;
+            }
+            Confined::Visit next = visit(entry_of(std::move(rel), item.st));
+            if (next == Confined::Visit::stop)
+                return false;
+            if (is_dir && next == Confined::Visit::go_on && depth < k_max_depth) {
+                std::string sub = prefix.empty() ? item.name : prefix + "/" + item.name;
+                if (!walk(child.get(), sub, depth + 1, status))
+                    return false;
+            }
+        }
+        return true;
+    }
+};
+
+} // namespace
+
+Status Confined::walk(std::string_view rel, const std::function<Visit(const Entry&)>& visit,
+                      size_t max_entries) const {
+    auto path = relative(rel);
+    if (!path)
+        return path.error().context("cannot list '" + std::string(rel) + "'");
+    int fd = openat2_fd(m_fd.get(), path->c_str(), O_RDONLY | O_DIRECTORY, 0, k_beneath);
+    if (fd < 0)
+        return failure("list", rel, errno, outside(rel));
+    Fd dir(fd);
+    Walker walker{visit, max_entries, std::string(rel)};
+    Status status;
+    walker.walk(dir.get(), *path == "." ? std::string() : *path, 1, status);
+    return status;
+}
+
+Status Confined::walk(std::string_view rel, const std::function<bool(const Entry&)>& visit,
+                      size_t max_entries) const {
+    std::function<Visit(const Entry&)> adapted = [&visit](const Entry& e) {
+        return visit(e) ? Visit::go_on : Visit::stop;
+    };
+    return walk(rel, adapted, max_entries);
+}
+
+} // namespace sion
