@@ -266,7 +266,8 @@ TEST(Output, TheEndIsThirtyLinesAndFourThousandBytes) {
     EXPECT_EQ(end.substr(0, 8), "line 71\n");
     EXPECT_EQ(end.substr(end.size() - 8), "line 100");
     std::string wide(3000, 'x');
-    std::string_view two = output_end("a\n" + wide + "\n" + wide + "\n");
+    std::string both = "a\n" + wide + "\n" + wide + "\n";
+    std::string_view two = output_end(both);
     EXPECT_EQ(two, wide);                           // whole lines, within 4,000 bytes
     std::string one = "é" + std::string(4500, 'y'); // one long line, cut at a UTF-8 boundary
     std::string_view kept = output_end(one);
