@@ -99,7 +99,6 @@ int run_command(int argc, const char* const* argv) {
     std::unique_ptr<SandboxClient> sandbox;
     if (parts.settings.shell)
         sandbox = or_refuse(SandboxClient::start(parts.settings.sandbox));
-    parts.context.workspace = parts.settings.workspace;
     parts.context.sandbox = sandbox.get();
     std::optional<Confined> files; // outlives the session, which holds a pointer to it
     if (!parts.settings.workspace.empty()) {

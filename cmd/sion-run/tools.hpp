@@ -34,7 +34,6 @@ using CodeCall = std::function<ToolResult(std::string_view tool, JsonView input)
 
 // What tools run against: the session's workspace and sandbox.
 struct ToolContext {
-    std::string workspace;            // absolute; "" without one
     SandboxClient* sandbox = nullptr; // nullptr without a shell
     CodeCall call_from_code;          // set by the session while run_code runs
     // The workspace, opened once for the session: every file tool's path is resolved beneath it by
