@@ -29,14 +29,18 @@ Result<Fd> temporary_file() {
 
 } // namespace
 
+std::vector<std::string> sandbox_environment() {
+    return env_keep({"PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "SION_HOME", "SION_EXEC_PATH",
+                     "DOCKER_HOST", "DOCKER_CONTEXT", "DOCKER_CONFIG", "XDG_RUNTIME_DIR"});
+}
+
 Result<std::unique_ptr<SandboxClient>>
 SandboxClient::start(const std::vector<std::string>& options) {
     SION_TRY(std::string program, find_program("sion-sandbox"));
     ChildSpec spec;
     spec.argv = {program, "serve"};
     spec.argv.insert(spec.argv.end(), options.begin(), options.end());
-    spec.env = env_keep({"PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "SION_HOME", "SION_EXEC_PATH",
-                         "DOCKER_HOST", "DOCKER_CONTEXT", "DOCKER_CONFIG", "XDG_RUNTIME_DIR"});
+    spec.env = sandbox_environment();
     SION_TRY(Fd errors, temporary_file());
     spec.in = Stdio::pipe();
     spec.out = Stdio::pipe();

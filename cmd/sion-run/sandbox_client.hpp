@@ -17,6 +17,10 @@
 
 namespace sion::run_cmd {
 
+// What of this process's environment sion-sandbox is started with: where programs and the runtime's
+// home are, the locale, and what docker needs to find its engine.
+[[nodiscard]] std::vector<std::string> sandbox_environment();
+
 class SandboxClient {
 public:
     // Starts `sion-sandbox serve OPTIONS…` (found as find_program() finds programs; the options are

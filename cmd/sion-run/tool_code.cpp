@@ -329,9 +329,7 @@ public:
                      scratch.socket_path()};
         spec.argv.insert(spec.argv.end(), m_sandbox.begin(), m_sandbox.end());
         spec.argv.insert(spec.argv.end(), {"--", "python3", "-I", "-c", k_runner});
-        spec.env =
-            env_keep({"PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "SION_HOME", "SION_EXEC_PATH",
-                      "DOCKER_HOST", "DOCKER_CONTEXT", "DOCKER_CONFIG", "XDG_RUNTIME_DIR"});
+        spec.env = sandbox_environment();
         spec.in = Stdio::pipe();
         spec.out = Stdio::pipe();
         spec.err = Stdio::pipe();
