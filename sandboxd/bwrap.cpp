@@ -102,22 +102,6 @@ Error sandbox_failure(const Captured& c, const Launch& launch) {
     return make_error(Exit::unavailable, "cannot make the sandbox: %s%s", line.c_str(), fix.c_str());
 }
 
-// Reads init's status line into `r`; false when there is none (init never ran the command).
-bool read_status(const std::string& text, ExecResult& r) {
-    auto json = Json::parse(std::string_view(text).substr(0, text.find('\n')));
-    if (!json)
-        return false;
-    auto exit = json->view().integer("exit");
-    if (!exit)
-        return false;
-    r.exit = static_cast<int>(*exit);
-    if (auto signal = json->view().integer("signal"); signal && *signal > 0)
-        r.signal = static_cast<int>(*signal);
-    r.cpu_ms = json->view().integer_or("cpu_ms", 0).value_or(0);
-    r.max_rss_kib = json->view().integer_or("max_rss_kib", 0).value_or(0);
-    return true;
-}
-
 Result<ExecResult> interpret(Captured c, uint64_t cap, const Launch& launch) {
     ExecResult r;
     r.wall_ms = c.wall.count();
@@ -137,6 +121,21 @@ Result<ExecResult> interpret(Captured c, uint64_t cap, const Launch& launch) {
 }
 
 } // namespace
+
+bool read_status(const std::string& text, ExecResult& r) {
+    auto json = Json::parse(std::string_view(text).substr(0, text.find('\n')));
+    if (!json)
+        return false;
+    auto exit = json->view().integer("exit");
+    if (!exit)
+        return false;
+    r.exit = static_cast<int>(*exit);
+    if (auto signal = json->view().integer("signal"); signal && *signal > 0)
+        r.signal = static_cast<int>(*signal);
+    r.cpu_ms = json->view().integer_or("cpu_ms", 0).value_or(0);
+    r.max_rss_kib = json->view().integer_or("max_rss_kib", 0).value_or(0);
+    return true;
+}
 
 Result<std::string> find_bwrap() {
     // NOLINTNEXTLINE(concurrency-mt-unsafe): read before any thread runs

@@ -70,6 +70,10 @@ inline constexpr int k_status_fd = 3;
 [[nodiscard]] std::vector<std::string>
 command_env(const std::vector<std::pair<std::string, std::string>>& extra);
 
+// Reads the status line init --exec wrote (report_line()) into `r`'s exit, signal, cpu_ms and
+// max_rss_kib; false when `text` holds none (init never ran the command).
+[[nodiscard]] bool read_status(const std::string& text, ExecResult& r);
+
 // Runs one command in a fresh sandbox (init --exec as its pid 1) within config's limits and the
 // request's timeout. `input`: bytes for the command's stdin, or nullopt to pass this process's.
 // The result's output is cut at config.limits.output. Errors: Exit::unavailable when bwrap is

@@ -76,13 +76,6 @@ bool is_env_name(const std::string& name) {
     });
 }
 
-// The docker command's environment: what tells it which engine, and nothing of a request's.
-std::vector<std::string> docker_cli_env() {
-    return env_keep({"PATH", "HOME", "DOCKER_HOST", "DOCKER_CONTEXT", "DOCKER_CONFIG",
-                     "DOCKER_CERT_PATH", "DOCKER_TLS_VERIFY", "DOCKER_API_VERSION",
-                     "XDG_RUNTIME_DIR"});
-}
-
 Result<RunResult> docker_cli(std::vector<std::string> args, milliseconds limit) {
     ChildSpec spec;
     spec.argv = {"docker"};
@@ -148,18 +141,6 @@ bool docker_afterword(std::string_view line) {
            || line.substr(0, 5) == "ERRO[" || line.substr(0, 5) == "WARN[";
 }
 
-// docker rm -f: kills the container if it runs and removes it. Gone already is fine.
-Status remove_container(const std::string& name) {
-    SION_TRY(RunResult r, docker_cli({"rm", "--force", name}, k_remove_limit));
-    if (r.status == 0 || contains(r.err, "No such container")
-        || contains(r.err, "already in progress"))
-        return {};
-    if (auto problem = engine_problem(r.err))
-        return *problem;
-    return make_error(Exit::unavailable, "cannot remove the container '%s': %s", name.c_str(),
-                      std::string(first_line(r.err)).c_str());
-}
-
 // Removes a container when its time runs out, while its docker command still runs, and again
 // every k_retry until that command has ended. Killing `docker run` instead would leave the
 // container running; and a container that docker is still creating when the time runs out is not
@@ -211,7 +192,8 @@ private:
         m_fired = true;
         while (!m_done) {
             lock.unlock();
-            (void)remove_container(m_name); // docker_exec removes it once more, and reports that
+            // docker_exec removes it once more, and reports that.
+            (void)docker_remove_container(m_name);
             lock.lock();
             m_wake.wait_for(lock, k_retry, [this] { return m_done; });
         }
@@ -271,6 +253,23 @@ Status docker_status(const Config& config, const Captured& c, ExecResult& result
 }
 
 } // namespace
+
+std::vector<std::string> docker_cli_env() {
+    return env_keep({"PATH", "HOME", "DOCKER_HOST", "DOCKER_CONTEXT", "DOCKER_CONFIG",
+                     "DOCKER_CERT_PATH", "DOCKER_TLS_VERIFY", "DOCKER_API_VERSION",
+                     "XDG_RUNTIME_DIR"});
+}
+
+Status docker_remove_container(const std::string& name) {
+    SION_TRY(RunResult r, docker_cli({"rm", "--force", name}, k_remove_limit));
+    if (r.status == 0 || contains(r.err, "No such container")
+        || contains(r.err, "already in progress"))
+        return {};
+    if (auto problem = engine_problem(r.err))
+        return *problem;
+    return make_error(Exit::unavailable, "cannot remove the container '%s': %s", name.c_str(),
+                      std::string(first_line(r.err)).c_str());
+}
 
 std::optional<std::string> docker_run_failure(const std::string& err) {
     std::string_view s = trim_end(err);
@@ -392,14 +391,14 @@ Result<ExecResult> docker_exec(const Config& config, const ExecRequest& request,
     ExecResult result;
     if (out_of_time || c.timed_out) {
         // Once more, now that the docker command is gone and can make no other container.
-        Status removed = remove_container(name);
+        Status removed = docker_remove_container(name);
         if (!removed)
             return removed.error().context("the command ran out of time and its container is left");
         result.timed_out = true;
         result.exit = to_int(Exit::timeout); // as the bubblewrap backend says it
         result.signal = SIGKILL;
     } else if (Status meaning = docker_status(config, c, result); !meaning) {
-        (void)remove_container(name); // one docker created but could not start
+        (void)docker_remove_container(name); // one docker created but could not start
         return meaning.error();
     }
     result.wall_ms = c.wall.count();

@@ -87,6 +87,14 @@ inline constexpr std::string_view k_docker_tmpfs = "/tmp:rw,exec,nosuid,nodev,si
 [[nodiscard]] Result<ExecResult> docker_exec(const Config& config, const ExecRequest& request,
                                              const std::optional<std::string>& input);
 
+// The docker command's environment: what tells it which engine (PATH, HOME, DOCKER_HOST and the
+// other DOCKER_* settings, XDG_RUNTIME_DIR), and nothing of a request's.
+[[nodiscard]] std::vector<std::string> docker_cli_env();
+
+// `docker rm --force NAME`: kills the container if it runs and removes it; one gone already is
+// fine. Errors: Exit::unavailable (docker missing, or its message), docker_engine_ready()'s.
+[[nodiscard]] Status docker_remove_container(const std::string& name);
+
 // docker run's own failure, read from its stderr, as docker's message without "docker: ": the last
 // line but the usage trailer and docker's own log lines, when it says "docker: ...", or else the
 // first line when the usage trailer ends `stderr_text` (docker's usage errors); std::nullopt when

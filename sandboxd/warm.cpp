@@ -25,10 +25,6 @@ namespace sion::sandboxd {
 
 namespace {
 
-bool wants_proxy(const Config& config) {
-    return config.network == Network::declared && !config.allow_hosts.empty();
-}
-
 // A directory only the user who runs bwrap may enter, for the proxy's socket.
 Result<std::string> private_dir(const BwrapUser& user) {
     // NOLINTNEXTLINE(concurrency-mt-unsafe): read before any thread runs
@@ -47,6 +43,23 @@ Result<std::string> private_dir(const BwrapUser& user) {
 }
 
 } // namespace
+
+bool wants_proxy(const Config& config) {
+    return config.network == Network::declared && !config.allow_hosts.empty();
+}
+
+Result<SandboxProxy> start_sandbox_proxy(uv_loop_t* loop, const Config& config, std::string& dir) {
+    SION_TRY(std::vector<HostRule> rules, parse_host_rules(config.allow_hosts));
+    SION_TRY(BwrapUser user, bwrap_user(config));
+    SION_TRY(dir, private_dir(user));
+    SandboxProxy p;
+    p.socket = dir + "/proxy.sock";
+    SION_TRY(p.proxy, Proxy::start(loop, p.socket, std::move(rules)));
+    if (user.as_owner && ::chown(p.socket.c_str(), user.uid, user.gid) != 0)
+        return sys_error(Exit::os, errno, "cannot give '%s' to uid %u", p.socket.c_str(),
+                         static_cast<unsigned>(user.uid));
+    return p;
+}
 
 struct WarmSandbox::Impl {
     uv_loop_t* loop;
@@ -85,15 +98,9 @@ struct WarmSandbox::Impl {
 
 // The proxy, listening on a socket the user who runs bwrap may connect to; its path.
 Result<std::string> WarmSandbox::Impl::start_proxy() {
-    SION_TRY(std::vector<HostRule> rules, parse_host_rules(config.allow_hosts));
-    SION_TRY(BwrapUser user, bwrap_user(config));
-    SION_TRY(proxy_dir, private_dir(user));
-    std::string socket = proxy_dir + "/proxy.sock";
-    SION_TRY(proxy, Proxy::start(loop, socket, std::move(rules)));
-    if (user.as_owner && ::chown(socket.c_str(), user.uid, user.gid) != 0)
-        return sys_error(Exit::os, errno, "cannot give '%s' to uid %u", socket.c_str(),
-                         static_cast<unsigned>(user.uid));
-    return socket;
+    SION_TRY(SandboxProxy p, start_sandbox_proxy(loop, config, proxy_dir));
+    proxy = std::move(p.proxy);
+    return std::move(p.socket);
 }
 
 Status WarmSandbox::Impl::spawn(Launch launch) {

@@ -11,6 +11,7 @@
 
 #include "sandboxd/config.hpp"
 #include "sandboxd/exec.hpp"
+#include "sandboxd/netproxy.hpp"
 
 #include "lib/result.hpp"
 #include "lib/rpc/connection.hpp"
@@ -19,8 +20,24 @@
 
 #include <functional>
 #include <memory>
+#include <string>
 
 namespace sion::sandboxd {
+
+// Whether `config` needs the declared network's proxy: the declared network, with hosts.
+[[nodiscard]] bool wants_proxy(const Config& config);
+
+// That proxy, started on `loop` for a bwrap sandbox of `config` (the warm one, or `run`'s): it
+// listens on `socket`, in a new directory only the user who runs bwrap may enter, to be bound at
+// k_proxy_inside. `dir` is set as soon as the directory exists, even when a later step fails: the
+// caller removes it, empty once the proxy has closed. Errors: the host rules', bwrap_user()'s,
+// Proxy::start()'s, Exit::os.
+struct SandboxProxy {
+    std::unique_ptr<Proxy> proxy;
+    std::string socket;
+};
+[[nodiscard]] Result<SandboxProxy> start_sandbox_proxy(uv_loop_t* loop, const Config& config,
+                                                       std::string& dir);
 
 class WarmSandbox {
 public:

@@ -4,9 +4,11 @@
 #pragma once
 
 #include "sandboxd/config.hpp"
+#include "sandboxd/exec.hpp"
 
 #include "lib/cli.hpp"
 
+#include <chrono>
 #include <vector>
 
 namespace sion::sandbox_cmd {
@@ -14,10 +16,15 @@ namespace sion::sandbox_cmd {
 using sandboxd::sandbox_options;
 
 [[nodiscard]] int exec_command(int argc, const char* const* argv);
+[[nodiscard]] int run_command(int argc, const char* const* argv);
 [[nodiscard]] int serve_command(int argc, const char* const* argv);
 [[nodiscard]] int check_command(int argc, const char* const* argv);
 // Hidden: what runs inside the sandbox, and the switch to the workspace's owner.
 [[nodiscard]] int init_command(int argc, const char* const* argv);
 [[nodiscard]] int become_command(int argc, const char* const* argv);
+
+// A line on stderr saying how a command ended, when its output cannot say it: out of time (its
+// `limit`), or killed by a signal (exec and run).
+void say_how_it_ended(const sandboxd::ExecResult& result, std::chrono::milliseconds limit);
 
 } // namespace sion::sandbox_cmd

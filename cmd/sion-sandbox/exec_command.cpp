@@ -73,18 +73,6 @@ Result<Request> read_request(const Args& args, const Config& config) {
     return r;
 }
 
-// A line on stderr saying how the command ended, when its output cannot say it.
-void say_how_it_ended(const ExecResult& result, std::chrono::milliseconds limit) {
-    if (result.timed_out) {
-        log_error("the command ran out of time (%s s) and was killed",
-                  format("%g", static_cast<double>(limit.count()) / 1000).c_str());
-    } else if (result.signal) {
-        const char* abbrev = sigabbrev_np(*result.signal);
-        log_error("the command was killed by SIG%s (%s)", abbrev != nullptr ? abbrev : "?",
-                  strsignal(*result.signal)); // NOLINT(concurrency-mt-unsafe): one thread
-    }
-}
-
 int print_text(const ExecResult& result, std::chrono::milliseconds limit) {
     Status out = write_all(STDOUT_FILENO, result.stdout_text);
     Status err = write_all(STDERR_FILENO, result.stderr_text);
@@ -96,6 +84,17 @@ int print_text(const ExecResult& result, std::chrono::milliseconds limit) {
 }
 
 } // namespace
+
+void say_how_it_ended(const ExecResult& result, std::chrono::milliseconds limit) {
+    if (result.timed_out) {
+        log_error("the command ran out of time (%s s) and was killed",
+                  format("%g", static_cast<double>(limit.count()) / 1000).c_str());
+    } else if (result.signal) {
+        const char* abbrev = sigabbrev_np(*result.signal);
+        log_error("the command was killed by SIG%s (%s)", abbrev != nullptr ? abbrev : "?",
+                  strsignal(*result.signal)); // NOLINT(concurrency-mt-unsafe): one thread
+    }
+}
 
 int exec_command(int argc, const char* const* argv) {
     const CommandSpec spec = exec_spec();

@@ -6,6 +6,7 @@
 #include "sandboxd/bwrap.hpp"
 #include "sandboxd/init.hpp"
 #include "sandboxd/limits.hpp"
+#include "sandboxd/run.hpp"
 
 #include "lib/fd.hpp"
 #include "lib/log.hpp"
@@ -26,10 +27,10 @@ CommandSpec init_spec() {
     options.push_back({"exec", 0, nullptr, "run COMMAND as pid 1 and report on --status-fd"});
     options.push_back({"status-fd", 0, "FD", "where --exec reports how the command ended"});
     options.push_back({"serve", 0, nullptr, "answer init/exec on stdin and stdout"});
-    options.push_back({"proxy-socket", 0, "PATH", "--serve: forward 127.0.0.1 to this proxy"});
+    options.push_back({"proxy-socket", 0, "PATH", "forward 127.0.0.1 to this proxy"});
     return {
         "sion-sandbox init",
-        "sion-sandbox init --exec --status-fd FD [limits] -- COMMAND [ARGS...]\n"
+        "sion-sandbox init --exec --status-fd FD [--proxy-socket PATH] [limits] -- COMMAND...\n"
         "sion-sandbox init --serve [--proxy-socket PATH] [limits]",
         "Runs inside the sandbox, started by sion-sandbox exec and serve; not for people.",
         std::move(options),
@@ -51,7 +52,9 @@ int exec_mode(const Args& args, const Limits& limits) {
     if (args.operands().empty())
         die(usage_error("a command is needed after --"));
     ExitStatus ended;
-    auto ran = init_exec(limits, args.operands());
+    auto proxy = args.value("proxy-socket"); // run's declared network: a forwarder beside it
+    auto ran = proxy ? init_exec_forwarding(limits, args.operands(), *proxy)
+                     : init_exec(limits, args.operands());
     if (ran) {
         ended = *ran;
     } else {
