@@ -3,6 +3,7 @@
 #include "sandboxd/bwrap.hpp"
 
 #include "sandboxd/capture.hpp"
+#include "sandboxd/init.hpp"
 #include "sandboxd/limits.hpp"
 
 #include "lib/json.hpp"
@@ -10,6 +11,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -38,6 +40,18 @@ Result<Fd> data_pipe(const std::string& text) {
     SION_TRY(Pipe pipe, Pipe::make());
     SION_CHECK(write_all(pipe.write.get(), text));
     return std::move(pipe.read);
+}
+
+// A memory file holding `text`, read from its start. Not a pipe: nothing reads before bwrap runs,
+// and a pipe holds only 64 KiB.
+Result<Fd> data_file(const std::string& text, const char* name) {
+    Fd fd(::memfd_create(name, MFD_CLOEXEC));
+    if (!fd)
+        return sys_error(Exit::os, errno, "cannot make a memory file for %s", name);
+    SION_CHECK(write_all(fd.get(), text));
+    if (::lseek(fd.get(), 0, SEEK_SET) != 0)
+        return sys_error(Exit::os, errno, "cannot rewind the memory file for %s", name);
+    return fd;
 }
 
 // Gives the child `fd` (kept in launch.fds) as the next free number; returns that number.
@@ -175,7 +189,8 @@ Result<BwrapUser> bwrap_user(const Config& config) {
     return user;
 }
 
-Result<Launch> prepare_launch(const Config& config, Pid1 pid1, const std::vector<std::string>& env,
+Result<Launch> prepare_launch(const Config& config, Pid1 pid1,
+                              const std::vector<std::pair<std::string, std::string>>& extra,
                               int status_fd, const std::string& proxy_socket) {
     SION_CHECK(check_supported(config));
     SION_TRY(std::string bwrap, find_bwrap());
@@ -187,40 +202,46 @@ Result<Launch> prepare_launch(const Config& config, Pid1 pid1, const std::vector
     int next = k_status_fd;
     if (status_fd >= 0)
         launch.spec.extra_fds.push_back({status_fd, next++});
+    if (!extra.empty()) {
+        SION_TRY(Fd env, data_file(env_block(extra), "the environment"));
+        launch.env_fd = give(launch, std::move(env), next);
+    }
     SION_TRY(Layout fds, open_layout(launch, next));
     fds.proxy_socket = proxy_socket;
     if (launch.as_owner)
         launch.spec.argv = {k_self, "become", std::to_string(launch.uid),
                             std::to_string(launch.gid), "--"};
     launch.spec.argv.push_back(bwrap);
+    // NOLINTNEXTLINE(concurrency-mt-unsafe): read before any thread runs
+    const char* term = std::getenv("TERM");
+    std::vector<std::string> env = sandbox_env(term != nullptr ? term : "");
     std::vector<std::string> layout = layout_args(config, probe_host_root(), fds, pid1, env);
     launch.spec.argv.insert(launch.spec.argv.end(), layout.begin(), layout.end());
     return launch;
 }
 
-std::vector<std::string>
-command_env(const std::vector<std::pair<std::string, std::string>>& extra) {
-    // NOLINTNEXTLINE(concurrency-mt-unsafe): read before any thread runs
-    const char* term = std::getenv("TERM");
-    std::vector<std::string> env = sandbox_env(term != nullptr ? term : "");
-    for (const auto& [name, value] : extra)
-        env_set(env, name, value);
-    return env;
+std::vector<std::string> run_init_argv(const Limits& limits, bool forward,
+                                       const std::vector<std::string>& argv, int env_fd) {
+    std::vector<std::string> out = {"--", k_exe_inside, "init", "--exec", "--status-fd",
+                                    std::to_string(k_status_fd)};
+    if (env_fd >= 0)
+        out.insert(out.end(), {"--env-fd", std::to_string(env_fd)});
+    if (forward)
+        out.insert(out.end(), {"--proxy-socket", k_proxy_inside});
+    std::vector<std::string> limit_args = limits_to_args(limits);
+    out.insert(out.end(), limit_args.begin(), limit_args.end());
+    out.emplace_back("--");
+    out.insert(out.end(), argv.begin(), argv.end());
+    return out;
 }
 
 Result<ExecResult> exec_once(const Config& config, const ExecRequest& request,
                              const std::optional<std::string>& input) {
     SION_TRY(Pipe status, Pipe::make());
-    SION_TRY(Launch launch, prepare_launch(config, Pid1::init, command_env(request.env),
-                                           status.write.get()));
-    std::vector<std::string>& argv = launch.spec.argv;
-    argv.insert(argv.end(), {"--", k_exe_inside, "init", "--exec", "--status-fd",
-                             std::to_string(k_status_fd)});
-    std::vector<std::string> limits = limits_to_args(config.limits);
-    argv.insert(argv.end(), limits.begin(), limits.end());
-    argv.emplace_back("--");
-    std::vector<std::string> command = request_argv(request);
-    argv.insert(argv.end(), command.begin(), command.end());
+    SION_TRY(Launch launch, prepare_launch(config, Pid1::init, request.env, status.write.get()));
+    std::vector<std::string> tail =
+        run_init_argv(config.limits, false, request_argv(request), launch.env_fd);
+    launch.spec.argv.insert(launch.spec.argv.end(), tail.begin(), tail.end());
 
     CaptureSpec spec;
     spec.child = launch.spec;

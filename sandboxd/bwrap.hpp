@@ -26,6 +26,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sion::sandboxd {
@@ -52,23 +53,31 @@ struct Launch {
     bool as_owner = false;   // bwrap runs as the workspace's owner, through `become`
     uid_t uid = 0;           // who runs bwrap
     gid_t gid = 0;
+    int env_fd = -1;         // where init --exec reads the extra environment (--env-fd), or -1
 };
 
 // The fd number inside the sandbox where init finds its status pipe (exec), when one is given.
 inline constexpr int k_status_fd = 3;
 
-// Prepares bwrap for `config` with the command environment `env`. `status_fd` (a pipe's write end,
-// borrowed) becomes fd k_status_fd in bwrap and init, unless it is -1. `proxy_socket`, when not
-// empty, is bound at k_proxy_inside. Errors: Exit::unavailable (no bwrap; the Docker backend,
-// which is not bwrap's), Exit::config (the workspace), Exit::os.
-[[nodiscard]] Result<Launch> prepare_launch(const Config& config, Pid1 pid1,
-                                            const std::vector<std::string>& env, int status_fd,
-                                            const std::string& proxy_socket = {});
+// Prepares bwrap for `config`. The command's environment is sandbox_env() with TERM from this
+// process, set by bwrap, then `extra` (NAME, value) replacing or adding entries, set by init
+// --exec: `extra` travels in a memory file (Launch::env_fd in bwrap and init, an env_block()),
+// never on bwrap's command line; the warm init (Pid1::bwrap) gets each command's in its request
+// instead, so `extra` is for init --exec only. `status_fd` (a pipe's write end, borrowed) becomes
+// fd k_status_fd in bwrap and init, unless it is -1. `proxy_socket`, when not empty, is bound at
+// k_proxy_inside. Errors: Exit::unavailable (no bwrap; the Docker backend, which is not bwrap's),
+// Exit::config (the workspace), Exit::os.
+[[nodiscard]] Result<Launch>
+prepare_launch(const Config& config, Pid1 pid1,
+               const std::vector<std::pair<std::string, std::string>>& extra, int status_fd,
+               const std::string& proxy_socket = {});
 
-// The command's environment: sandbox_env() with TERM from this process, then `extra` (NAME, value)
-// replacing or adding entries.
-[[nodiscard]] std::vector<std::string>
-command_env(const std::vector<std::pair<std::string, std::string>>& extra);
+// The arguments after bwrap's layout for one command: "--", init --exec reporting on k_status_fd
+// (and reading its extra environment on `env_fd` unless it is -1), with --proxy-socket
+// k_proxy_inside when `forward`, the limits, "--" and `argv`.
+[[nodiscard]] std::vector<std::string> run_init_argv(const Limits& limits, bool forward,
+                                                     const std::vector<std::string>& argv,
+                                                     int env_fd = -1);
 
 // Reads the status line init --exec wrote (report_line()) into `r`'s exit, signal, cpu_ms and
 // max_rss_kib; false when `text` holds none (init never ran the command).

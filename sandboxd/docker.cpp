@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
@@ -260,6 +261,33 @@ std::vector<std::string> docker_cli_env() {
                      "XDG_RUNTIME_DIR"});
 }
 
+bool docker_reads_itself(std::string_view name) {
+    static constexpr std::array<std::string_view, 9> k_own = {
+        "PATH",    "HOME", "XDG_RUNTIME_DIR", "GCONV_PATH", // its own, and the loader's
+        "GODEBUG", "GOGC", "GOMAXPROCS",      "GOMEMLIMIT", "GOTRACEBACK", // the Go runtime's
+    };
+    static constexpr std::array<std::string_view, 4> k_proxies = {"http_proxy", "https_proxy",
+                                                                  "all_proxy", "no_proxy"};
+    if (name.substr(0, 7) == "DOCKER_" || name.substr(0, 3) == "LD_")
+        return true;
+    if (std::find(k_own.begin(), k_own.end(), name) != k_own.end())
+        return true;
+    return std::any_of(k_proxies.begin(), k_proxies.end(), [name](std::string_view proxy) {
+        return name.size() == proxy.size()
+               && std::equal(name.begin(), name.end(), proxy.begin(), [](char a, char b) {
+                      return std::tolower(static_cast<unsigned char>(a)) == b;
+                  });
+    });
+}
+
+std::vector<std::string> docker_run_env(const ExecRequest& request) {
+    std::vector<std::string> env = docker_cli_env();
+    for (const auto& [name, value] : request.env)
+        if (!docker_reads_itself(name))
+            env_set(env, name, value);
+    return env;
+}
+
 Status docker_remove_container(const std::string& name) {
     SION_TRY(RunResult r, docker_cli({"rm", "--force", name}, k_remove_limit));
     if (r.status == 0 || contains(r.err, "No such container")
@@ -327,7 +355,7 @@ std::vector<std::string> docker_run_argv(const Config& config, const ExecRequest
     option("--ulimit", "fsize=" + fsize + ":" + fsize);
     option("--env", "HOME=/workspace");
     for (const auto& [name, value] : request.env)
-        option("--env", name + "=" + value);
+        option("--env", docker_reads_itself(name) ? name + "=" + value : name);
     // The image's entrypoint would otherwise be given our command as its arguments.
     argv.insert(argv.end(), {"--entrypoint", "", "--", config.image});
     if (request.argv.empty())
@@ -370,7 +398,7 @@ Result<ExecResult> docker_exec(const Config& config, const ExecRequest& request,
     milliseconds limit = time_limit(config, request);
     CaptureSpec spec;
     spec.child.argv = docker_run_argv(config, request, st.st_uid, st.st_gid, name);
-    spec.child.env = docker_cli_env();
+    spec.child.env = docker_run_env(request);
     spec.child.in = input ? Stdio::null() : Stdio::inherit();
     // The limit is the watchdog's; this one is for a docker command that hangs after it.
     spec.child.time_limit = limit + k_docker_grace;

@@ -18,8 +18,13 @@
 //   `docker ps --filter label=sion-sandbox`.
 // - The engine is whichever the `docker` command on PATH reaches: DOCKER_HOST, DOCKER_CONTEXT,
 //   DOCKER_CONFIG and the other DOCKER_* settings, PATH and HOME are passed to it from the
-//   environment; nothing of a request reaches the docker command's own environment (a request's
-//   variables are given with --env on its command line, where the host's process list shows them).
+//   environment (docker_cli_env()).
+// - A request's variables are named on docker's command line (`--env NAME`) and their values put
+//   in the docker command's own environment, where docker reads them: /proc/PID/cmdline, which
+//   every user of the machine may read, shows no value. The exceptions are the names the docker
+//   command (or the dynamic loader that starts it) reads for itself (docker_reads_itself()): given
+//   to docker they would change which engine it reaches or what it loads, so they travel as
+//   `--env NAME=value`, as configuration rather than secrets.
 // - Nothing here prints, exits or throws. All functions may be called from several threads at
 //   once; each runs the `docker` command and waits for it.
 #pragma once
@@ -49,7 +54,8 @@ inline constexpr std::string_view k_docker_tmpfs = "/tmp:rw,exec,nosuid,nodev,si
 // container named `container_name`: `docker run --rm -i --init --pull never ... --entrypoint ''
 // -- IMAGE /bin/sh -c COMMAND` (or `-- IMAGE ARGV...`). Everything after `--` is the command's, so
 // a command or an image that starts with "-" is never taken for an option. The request's env
-// entries follow HOME=/workspace as `--env NAME=value`. Checks nothing: docker_exec() does.
+// entries follow HOME=/workspace as `--env NAME`, their values in docker_run_env(), but for the
+// names docker_reads_itself(), given as `--env NAME=value`. Checks nothing: docker_exec() does.
 [[nodiscard]] std::vector<std::string> docker_run_argv(const Config& config,
                                                        const ExecRequest& request, uid_t uid,
                                                        gid_t gid,
@@ -90,6 +96,16 @@ inline constexpr std::string_view k_docker_tmpfs = "/tmp:rw,exec,nosuid,nodev,si
 // The docker command's environment: what tells it which engine (PATH, HOME, DOCKER_HOST and the
 // other DOCKER_* settings, XDG_RUNTIME_DIR), and nothing of a request's.
 [[nodiscard]] std::vector<std::string> docker_cli_env();
+
+// Whether the docker command, or the loader that starts it, reads `name` for itself: PATH, HOME,
+// XDG_RUNTIME_DIR, DOCKER_*, LD_*, GCONV_PATH, the Go runtime's GODEBUG, GOGC, GOMAXPROCS,
+// GOMEMLIMIT and GOTRACEBACK, and the proxies (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, NO_PROXY, in
+// either case).
+[[nodiscard]] bool docker_reads_itself(std::string_view name);
+
+// The environment of `docker run` for `request`: docker_cli_env(), then the request's variables
+// that docker_run_argv() names without a value.
+[[nodiscard]] std::vector<std::string> docker_run_env(const ExecRequest& request);
 
 // `docker rm --force NAME`: kills the container if it runs and removes it; one gone already is
 // fine. Errors: Exit::unavailable (docker missing, or its message), docker_engine_ready()'s.

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -80,6 +81,44 @@ std::string report_line(const ExitStatus& status) {
     line.set("cpu_ms", status.cpu_ms);
     line.set("max_rss_kib", status.max_rss_kib);
     return line.dump() + "\n";
+}
+
+std::string env_block(const std::vector<std::pair<std::string, std::string>>& vars) {
+    std::string block;
+    for (const auto& [name, value] : vars) {
+        block += name;
+        block += '=';
+        block.append(value, 0, value.find('\0'));
+        block += '\0';
+    }
+    return block;
+}
+
+Result<std::vector<std::pair<std::string, std::string>>> parse_env_block(std::string_view block) {
+    std::vector<std::pair<std::string, std::string>> vars;
+    while (!block.empty()) {
+        size_t end = block.find('\0');
+        std::string_view entry = block.substr(0, end);
+        size_t eq = entry.find('=');
+        // The name only: the value may be a secret.
+        if (end == std::string_view::npos || eq == std::string_view::npos || eq == 0)
+            return make_error(Exit::data,
+                              "the environment given to init holds '%s', not NAME=value",
+                              std::string(entry.substr(0, eq)).c_str());
+        vars.emplace_back(entry.substr(0, eq), entry.substr(eq + 1));
+        block.remove_prefix(end + 1);
+    }
+    return vars;
+}
+
+Status take_env(Fd fd) {
+    SION_TRY(std::string block, read_all(fd.get(), k_env_block_max));
+    fd.reset();
+    SION_TRY(auto vars, parse_env_block(block));
+    for (const auto& [name, value] : vars)
+        if (::setenv(name.c_str(), value.c_str(), 1) != 0) // NOLINT(concurrency-mt-unsafe)
+            return sys_error(Exit::os, errno, "cannot set '%s' in the environment", name.c_str());
+    return {};
 }
 
 Json init_result(const Result<RunResult>& run, uint64_t cap) {

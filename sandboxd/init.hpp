@@ -12,16 +12,22 @@
 //
 // init --exec is the sandbox's pid 1 (bwrap --as-pid-1): it runs one command as its own process
 // group, reaps every orphan the command leaves, and reports how the command ended on a status pipe;
-// when it exits, the kernel kills whatever is left in the sandbox.
+// when it exits, the kernel kills whatever is left in the sandbox. The command's extra environment
+// (a request's env, run's --env) reaches it on a descriptor (--env-fd, env_block()), never on
+// bwrap's command line, where every user of the machine could read it in /proc/PID/cmdline; the
+// warm init gets each command's in its init/exec request, on its stdin.
 #pragma once
 
 #include "sandboxd/config.hpp"
 
 #include "lib/child.hpp"
+#include "lib/fd.hpp"
 #include "lib/json.hpp"
 #include "lib/result.hpp"
 
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 namespace sion::sandboxd {
@@ -47,6 +53,22 @@ void close_stray_fds(int keep);
 // init/exec's answer for a command that ran (or could not start: `run` holds the Error), its
 // output cut at `cap`.
 [[nodiscard]] Json init_result(const Result<RunResult>& run, uint64_t cap);
+
+// The extra environment on its way to init --exec: "NAME=value" entries, each ended by a NUL, as
+// /proc/PID/environ holds them. A value stops at a NUL of its own, as execve(2) would stop it.
+[[nodiscard]] std::string
+env_block(const std::vector<std::pair<std::string, std::string>>& vars);
+
+// env_block()'s text read back. Exit::data for an entry with no name, or a last one with no NUL:
+//   "the environment given to init holds 'X', not NAME=value"
+[[nodiscard]] Result<std::vector<std::pair<std::string, std::string>>>
+parse_env_block(std::string_view block);
+
+// Reads an env_block() from `fd` to its end (k_env_block_max bytes at most), closes it, and sets
+// each variable in this process's environment, replacing one of the same name, for the command to
+// inherit. Call it before any thread runs. Errors: read_all()'s, parse_env_block()'s.
+inline constexpr size_t k_env_block_max = size_t{16} << 20;
+[[nodiscard]] Status take_env(Fd fd);
 
 // The status line: {"exit":N,"signal":S|null,"cpu_ms":N,"max_rss_kib":N} and a newline.
 [[nodiscard]] std::string report_line(const ExitStatus& status);

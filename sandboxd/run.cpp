@@ -158,9 +158,10 @@ Status AttachedRun::spawn_bwrap(const ExecRequest& request) {
     if (forward) {
         SION_TRY(m_proxy, start_sandbox_proxy(m_loop, m_config, m_proxy_dir));
     }
-    SION_TRY(Launch launch, prepare_launch(m_config, Pid1::init, command_env(request.env),
-                                           status.write.get(), m_proxy.socket));
-    std::vector<std::string> tail = run_init_argv(m_config.limits, forward, request.argv);
+    SION_TRY(Launch launch, prepare_launch(m_config, Pid1::init, request.env, status.write.get(),
+                                           m_proxy.socket));
+    std::vector<std::string> tail =
+        run_init_argv(m_config.limits, forward, request.argv, launch.env_fd);
     launch.spec.argv.insert(launch.spec.argv.end(), tail.begin(), tail.end());
     SION_TRY(Child child, Child::spawn(launch.spec));
     m_child.emplace(std::move(child));
@@ -177,7 +178,7 @@ Status AttachedRun::spawn_docker(const ExecRequest& request) {
     m_container = docker_container_name();
     ChildSpec spec;
     spec.argv = docker_run_argv(m_config, request, st.st_uid, st.st_gid, m_container);
-    spec.env = docker_cli_env();
+    spec.env = docker_run_env(request);
     auto child = Child::spawn(spec);
     if (!child && child.error().exit() == Exit::not_found)
         return make_error(Exit::unavailable, "docker is not installed: install Debian's docker.io");
@@ -311,19 +312,6 @@ Result<RunOutcome> run_attached(const Config& config, const ExecRequest& request
     if (uv_loop_close(&loop) != 0)
         return make_error(Exit::software, "internal error: the event loop did not close cleanly");
     return std::move(*outcome);
-}
-
-std::vector<std::string> run_init_argv(const Limits& limits, bool forward,
-                                       const std::vector<std::string>& argv) {
-    std::vector<std::string> out = {"--", k_exe_inside, "init", "--exec", "--status-fd",
-                                    std::to_string(k_status_fd)};
-    if (forward)
-        out.insert(out.end(), {"--proxy-socket", k_proxy_inside});
-    std::vector<std::string> limit_args = limits_to_args(limits);
-    out.insert(out.end(), limit_args.begin(), limit_args.end());
-    out.emplace_back("--");
-    out.insert(out.end(), argv.begin(), argv.end());
-    return out;
 }
 
 ExecResult docker_run_outcome(int status) {

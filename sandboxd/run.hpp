@@ -47,11 +47,6 @@ struct RunOutcome {
 // outcome (127, 126), not an error; so is docker's own failure (125, its message on stderr).
 [[nodiscard]] Result<RunOutcome> run_attached(const Config& config, const ExecRequest& request);
 
-// The arguments after bwrap's layout: "--", init --exec reporting on k_status_fd, with
-// --proxy-socket k_proxy_inside when `forward`, the limits, "--" and `argv`.
-[[nodiscard]] std::vector<std::string> run_init_argv(const Limits& limits, bool forward,
-                                                     const std::vector<std::string>& argv);
-
 // How docker run's status reads: the container's status, 128+n as killed by signal n.
 [[nodiscard]] ExecResult docker_run_outcome(int status);
 

@@ -173,7 +173,7 @@ Result<std::unique_ptr<WarmSandbox>> WarmSandbox::start(uv_loop_t* loop, const C
     if (wants_proxy(config)) {
         SION_TRY(socket, warm->m_impl->start_proxy());
     }
-    SION_TRY(Launch launch, prepare_launch(config, Pid1::bwrap, command_env({}), -1, socket));
+    SION_TRY(Launch launch, prepare_launch(config, Pid1::bwrap, {}, -1, socket));
     SION_CHECK(warm->m_impl->spawn(std::move(launch)));
     return warm;
 }

@@ -26,35 +26,44 @@ CommandSpec init_spec() {
     std::vector<OptionSpec> options = limit_options();
     options.push_back({"exec", 0, nullptr, "run COMMAND as pid 1 and report on --status-fd"});
     options.push_back({"status-fd", 0, "FD", "where --exec reports how the command ended"});
+    options.push_back({"env-fd", 0, "FD", "where --exec reads the command's extra environment"});
     options.push_back({"serve", 0, nullptr, "answer init/exec on stdin and stdout"});
     options.push_back({"proxy-socket", 0, "PATH", "forward 127.0.0.1 to this proxy"});
     return {
         "sion-sandbox init",
-        "sion-sandbox init --exec --status-fd FD [--proxy-socket PATH] [limits] -- COMMAND...\n"
+        "sion-sandbox init --exec --status-fd FD [--env-fd FD] [--proxy-socket PATH] [limits]\n"
+        "                  -- COMMAND...\n"
         "sion-sandbox init --serve [--proxy-socket PATH] [limits]",
         "Runs inside the sandbox, started by sion-sandbox exec and serve; not for people.",
         std::move(options),
     };
 }
 
-int status_fd(const Args& args) {
-    auto v = args.value("status-fd");
+// The descriptor option `name` gives, 3 or more; -1 when it is not given and not `required`.
+int fd_option(const Args& args, const char* name, bool required) {
+    auto v = args.value(name);
+    if (!v && !required)
+        return -1;
     int fd = v ? std::atoi(v->c_str()) : -1;
     if (fd < 3)
-        die(usage_error("option '--status-fd' needs a descriptor of 3 or more"));
+        die(usage_error(std::string("option '--") + name + "' needs a descriptor of 3 or more"));
     return fd;
 }
 
 int exec_mode(const Args& args, const Limits& limits) {
-    int fd = status_fd(args);
+    int fd = fd_option(args, "status-fd", true);
+    int env_fd = fd_option(args, "env-fd", false);
+    // Before the forwarder's thread, and before the descriptor is closed with the strays.
+    Status env = env_fd >= 0 ? take_env(Fd(env_fd)) : Status();
     close_stray_fds(fd);
     Fd status(fd);
     if (args.operands().empty())
         die(usage_error("a command is needed after --"));
     ExitStatus ended;
     auto proxy = args.value("proxy-socket"); // run's declared network: a forwarder beside it
-    auto ran = proxy ? init_exec_forwarding(limits, args.operands(), *proxy)
-                     : init_exec(limits, args.operands());
+    auto ran = !env    ? Result<ExitStatus>(env.error())
+               : proxy ? init_exec_forwarding(limits, args.operands(), *proxy)
+                       : init_exec(limits, args.operands());
     if (ran) {
         ended = *ran;
     } else {
