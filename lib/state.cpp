@@ -76,6 +76,29 @@ CREATE TABLE journal (
     UNIQUE (session, tool, input)
 ) STRICT;
 )sql"},
+    {2, R"sql(
+CREATE TABLE mcp_servers (
+    name     TEXT PRIMARY KEY,
+    config   TEXT NOT NULL,
+    protocol TEXT,
+    server   TEXT,
+    sampling TEXT,
+    created  INTEGER NOT NULL,
+    reviewed INTEGER
+) STRICT;
+CREATE TABLE mcp_pins (
+    server     TEXT NOT NULL REFERENCES mcp_servers(name),
+    tool       TEXT NOT NULL,
+    digest     TEXT NOT NULL,
+    definition TEXT NOT NULL,
+    PRIMARY KEY (server, tool)
+) STRICT;
+CREATE TABLE profile_mcp (
+    profile TEXT NOT NULL REFERENCES profiles(name),
+    server  TEXT NOT NULL REFERENCES mcp_servers(name),
+    PRIMARY KEY (profile, server)
+) STRICT;
+)sql"},
 };
 
 } // namespace

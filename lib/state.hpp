@@ -13,6 +13,12 @@
 //   (canonical JSON), effect, decision, why, state,
 //             result, detail (JSON), tainted, started_ms, wall_ms
 //   journal   id, session, tool, input (canonical JSON), state, result, is_error, started, ended
+// Tables (version 2): the MCP shelf
+//   mcp_servers  name, config (JSON: how it is started or reached, mcpd/config.hpp), protocol (what
+//                it spoke at its last review), server (its serverInfo, JSON), sampling (JSON, or
+//                NULL: not allowed), created, reviewed
+//   mcp_pins     server, tool, digest (of its definition as reviewed), definition (JSON)
+//   profile_mcp  profile, server: a profile's standing servers
 // Times are Unix milliseconds.
 #pragma once
 

@@ -26,4 +26,23 @@ std::string format(const char* fmt, ...) {
     return out;
 }
 
+std::string percent_encode(std::string_view bytes, bool keep_slash) {
+    static constexpr char k_hex[] = "0123456789ABCDEF";
+    std::string out;
+    out.reserve(bytes.size());
+    for (char c : bytes) {
+        bool unreserved = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')
+                          || c == '-' || c == '.' || c == '_' || c == '~';
+        if (unreserved || (keep_slash && c == '/')) {
+            out += c;
+            continue;
+        }
+        auto byte = static_cast<unsigned char>(c);
+        out += '%';
+        out += k_hex[byte >> 4];
+        out += k_hex[byte & 0xf];
+    }
+    return out;
+}
+
 } // namespace sion

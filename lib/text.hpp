@@ -1,13 +1,19 @@
 // SPDX-License-Identifier: MIT
-// Small text helpers: printf-style formatting into a std::string (g++ 12 has no <format>).
+// Small text helpers: printf-style formatting into a std::string (g++ 12 has no <format>), and
+// percent-encoding.
 #pragma once
 
 #include <cstdarg>
 #include <string>
+#include <string_view>
 
 namespace sion {
 
 [[gnu::format(printf, 1, 2)]] std::string format(const char* fmt, ...);
 [[gnu::format(printf, 1, 0)]] std::string vformat(const char* fmt, va_list ap);
+
+// RFC 3986 percent-encoding: unreserved bytes (A-Z a-z 0-9 - . _ ~) kept, every other byte %XX in
+// uppercase hex; '/' kept too when `keep_slash` (a path). As SigV4 signs and file:// URIs want it.
+[[nodiscard]] std::string percent_encode(std::string_view bytes, bool keep_slash = false);
 
 } // namespace sion

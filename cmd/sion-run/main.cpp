@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: MIT
 // sion-run: agent sessions (sion-run(1)). `run` runs one; create, list, sessions and show keep the
-// agents and what their sessions did.
+// agents and what their sessions did; credential keeps the sealed credentials.
 #include "cmd/sion-run/commands.hpp"
 #include "lib/log.hpp"
 #include "lib/utf8.hpp"
 
 #include <string>
 #include <string_view>
+
+namespace sion::run_cmd {
+// credential_commands.cpp
+[[nodiscard]] int credential_command(int argc, const char* const* argv);
+} // namespace sion::run_cmd
 
 namespace {
 
@@ -17,10 +22,12 @@ sion::CommandSpec main_spec() {
         "sion-run create PROFILE [--model M]... [--autonomy LEVEL]\n"
         "sion-run list [PROFILE]\n"
         "sion-run sessions [AGENT]\n"
-        "sion-run show SESSION [--json]",
+        "sion-run show SESSION [--json]\n"
+        "sion-run credential add|list|remove [NAME]",
         "Run an agent's session: it thinks with a model and acts through tools, every call\n"
         "passing through one policy. create makes an agent, list shows them, sessions lists\n"
-        "their sessions and show prints one's transcript. The options follow the command.",
+        "their sessions and show prints one's transcript; credential keeps credentials sealed.\n"
+        "The options follow the command.",
         sion::run_cmd::run_options(),
         true,
     };
@@ -43,10 +50,10 @@ int main(int argc, char** argv) {
         if (std::string_view(argv[i]).substr(0, 1) == "-")
             sion::die(sion::usage_error(
                 std::string("option '") + argv[i]
-                + "' goes after the command: sion-run run|create|list|sessions|show"));
+                + "' goes after the command: sion-run run|create|list|sessions|show|credential"));
     if (args.operands().empty())
         sion::die(sion::usage_error(
-            "a command is needed: run, create, list, sessions or show (see --help)"));
+            "a command is needed: run, create, list, sessions, show or credential (see --help)"));
     std::string_view command = argv[at];
     int status = 0;
     if (command == "run")
@@ -59,8 +66,11 @@ int main(int argc, char** argv) {
         status = sion::run_cmd::sessions_command(argc - at, argv + at);
     else if (command == "show")
         status = sion::run_cmd::show_command(argc - at, argv + at);
+    else if (command == "credential")
+        status = sion::run_cmd::credential_command(argc - at, argv + at);
     else
         sion::die(sion::usage_error("unknown command '" + std::string(command)
-                                    + "': give run, create, list, sessions or show (see --help)"));
+                                    + "': give run, create, list, sessions, show or "
+                                      "credential (see --help)"));
     return sion::finish_stdout(status);
 }

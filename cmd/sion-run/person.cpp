@@ -20,8 +20,17 @@ Person Person::find(bool for_program) {
 }
 
 bool Person::allows(std::string_view question) {
-    if (!present() || !write_all(m_tty.get(), question))
-        return false;
+    std::string answer = ask(question).value_or("");
+    for (char& c : answer)
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    while (!answer.empty() && std::isspace(static_cast<unsigned char>(answer.back())) != 0)
+        answer.pop_back();
+    return answer == "y" || answer == "yes";
+}
+
+std::optional<std::string> Person::ask(std::string_view prompt) {
+    if (!present() || !write_all(m_tty.get(), prompt))
+        return std::nullopt;
     std::string answer;
     char c = 0;
     while (true) {
@@ -30,16 +39,18 @@ bool Person::allows(std::string_view question) {
             continue;
         if (n <= 0) {
             (void)write_all(m_tty.get(), "\n"); // the end of input ends the question's line too
-            break;
+            return std::nullopt;
         }
         if (c == '\n')
-            break;
-        if (answer.size() < 16)
-            answer += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+            return answer;
+        if (answer.size() < 4096)
+            answer += c;
     }
-    while (!answer.empty() && std::isspace(static_cast<unsigned char>(answer.back())) != 0)
-        answer.pop_back();
-    return answer == "y" || answer == "yes";
+}
+
+void Person::say(std::string_view text) {
+    if (present())
+        (void)write_all(m_tty.get(), text);
 }
 
 } // namespace sion::run_cmd

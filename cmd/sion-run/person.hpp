@@ -5,6 +5,7 @@
 
 #include "lib/fd.hpp"
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -26,6 +27,13 @@ public:
     // Asks `question` ("shell {…}: … Run it? [y/N] ") and reads the answer: true for y or yes (any
     // case), false for anything else, the end of input included.
     [[nodiscard]] bool allows(std::string_view question);
+
+    // Shows `prompt` and reads a line of answer, without its newline (at most 4 KiB of it kept);
+    // nullopt at the end of input, or with no one to ask.
+    [[nodiscard]] std::optional<std::string> ask(std::string_view prompt);
+
+    // Shows `text` on the terminal, as it is.
+    void say(std::string_view text);
 
 private:
     Person(Fd tty, std::string absent) : m_tty(std::move(tty)), m_absent(std::move(absent)) {}

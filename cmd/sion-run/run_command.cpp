@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: MIT
 // sion-run run: one run of an agent's session, new or continued.
 #include "cmd/sion-run/commands.hpp"
+#include "cmd/sion-run/mcp_client.hpp"
 #include "cmd/sion-run/sandbox_client.hpp"
 #include "cmd/sion-run/session.hpp"
 #include "lib/agents.hpp"
 #include "lib/home.hpp"
 #include "lib/log.hpp"
 #include "lib/state.hpp"
+#include "mcpd/review.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
@@ -28,6 +31,47 @@ T or_refuse(Result<T> r) {
     return std::move(*r);
 }
 
+// --prompt SERVER:PROMPT and its NAME=VALUE arguments.
+struct PromptTask {
+    std::string given; // as given: "notes:release"
+    std::string server;
+    std::string name;
+    Json arguments = Json::object();
+};
+
+Result<PromptTask> prompt_task(const std::string& given, const std::vector<std::string>& operands) {
+    PromptTask p;
+    p.given = given;
+    size_t colon = given.find(':');
+    if (colon == std::string::npos || colon + 1 == given.size())
+        return make_error(Exit::usage, "--prompt takes SERVER:PROMPT, not '%s'", given.c_str());
+    p.server = given.substr(0, colon);
+    p.name = given.substr(colon + 1);
+    SION_CHECK(mcpd::check_server_name(p.server));
+    for (size_t i = 2; i < operands.size(); ++i) {
+        size_t eq = operands[i].find('=');
+        if (eq == 0 || eq == std::string::npos)
+            return make_error(Exit::usage, "give the prompt's arguments as NAME=VALUE, not '%s'",
+                              operands[i].c_str());
+        p.arguments.set(operands[i].substr(0, eq), std::string_view(operands[i]).substr(eq + 1));
+    }
+    return p;
+}
+
+// The session's MCP servers: its --mcp ones, the profile's standing ones, and the one whose prompt
+// is the task, each once.
+std::vector<std::string> mcp_servers(Db& db, const RunSettings& settings, const Profile& profile,
+                                     const std::optional<PromptTask>& prompt) {
+    std::vector<std::string> servers = settings.mcp;
+    std::vector<std::string> more = or_die(profile_mcp_servers(db, profile.name));
+    if (prompt)
+        more.push_back(prompt->server);
+    for (auto& name : more)
+        if (std::find(servers.begin(), servers.end(), name) == servers.end())
+            servers.push_back(std::move(name));
+    return servers;
+}
+
 } // namespace
 
 std::vector<OptionSpec> run_options() {
@@ -43,6 +87,9 @@ std::vector<OptionSpec> run_options() {
         {"sandbox-timeout", 0, "S", "seconds a command may run (120)"},
         {"autonomy", 0, "LEVEL", "L0 to L6: what runs without asking (the profile's)"},
         {"budget-tokens", 0, "N", "stop the run once it has used N tokens"},
+        {"mcp", 0, "NAME", "give it the tools of MCP server NAME, from the shelf (repeatable)"},
+        {"prompt", 0, "SERVER:PROMPT",
+         "the task is the server's prompt, its arguments NAME=VALUE operands"},
         {"session", 0, "ID", "continue a stored session with a new task"},
         {"json", 0, nullptr, "print one JSON event a line instead of the transcript"},
     };
@@ -57,18 +104,25 @@ void refuse_session(const Error& error) {
 int run_command(int argc, const char* const* argv) {
     const CommandSpec spec{
         "sion-run run",
-        "sion-run run PROFILE AGENT --task TEXT [options]",
+        "sion-run run PROFILE AGENT --task TEXT [options]\n"
+        "sion-run run PROFILE AGENT --prompt SERVER:PROMPT [NAME=VALUE...] [options]",
         "Run a session of AGENT, of PROFILE, on the task: a new one, or the one --session names.",
         run_options(),
     };
     Args args = parse_args_or_exit(spec, argc, argv);
-    if (args.operands().size() != 2)
+    auto given_prompt = args.value("prompt");
+    if (args.operands().size() < 2 || (args.operands().size() > 2 && !given_prompt))
         die(usage_error(args.operands().size() < 2
                             ? "give a profile and an agent: sion-run run PROFILE AGENT --task TEXT"
                             : "unexpected operand '" + args.operands()[2] + "'"));
     auto task = args.value("task");
-    if (!task || task->empty())
+    if (task && given_prompt)
+        die(usage_error("give the task with --task or --prompt, not both"));
+    if (!given_prompt && (!task || task->empty()))
         die(usage_error("give the task: --task TEXT"));
+    std::optional<PromptTask> prompt;
+    if (given_prompt)
+        prompt = or_die(prompt_task(*given_prompt, args.operands()));
     const std::string& profile_name = args.operands()[0];
     or_die(check_profile_name(profile_name));
 
@@ -88,7 +142,7 @@ int run_command(int argc, const char* const* argv) {
     Json flags = or_die(settings_from_flags(args, stored ? stored->settings.view() : JsonView()));
     SessionParts parts;
     parts.db = &db;
-    parts.task = *task;
+    parts.task = task.value_or("");
     parts.settings = or_refuse(resolve_settings(flags, profile, home));
     for (const auto& m : parts.settings.models)
         parts.models.push_back(or_die(models::open_model(m)));
@@ -105,6 +159,18 @@ int run_command(int argc, const char* const* argv) {
         files = or_refuse(Confined::open(parts.settings.workspace));
         parts.context.files = &*files;
     }
+    bool json = args.has("json");
+    parts.person = Person::find(json);
+    std::unique_ptr<McpClient> mcp;
+    std::vector<std::string> servers = mcp_servers(db, parts.settings, profile, prompt);
+    if (!servers.empty())
+        mcp =
+            or_refuse(McpClient::start(servers, parts.person.present(), parts.settings.models[0]));
+    parts.mcp = mcp.get();
+    if (prompt) {
+        parts.task = or_refuse(mcp->prompt(prompt->server, prompt->name, prompt->arguments));
+        parts.prompt = prompt->given;
+    }
 
     if (stored) {
         or_die(claim(db, stored->id));
@@ -117,7 +183,7 @@ int run_command(int argc, const char* const* argv) {
         parts.row.id = or_die(new_session_id());
         parts.row.agent = agent.id;
         parts.row.profile = profile.name;
-        parts.row.task = *task;
+        parts.row.task = parts.task;
         parts.row.settings = Json::copy_of(parts.settings.stored);
         parts.row.state = "running";
         parts.row.owner = this_process();
@@ -125,8 +191,6 @@ int run_command(int argc, const char* const* argv) {
         or_die(insert_session(db, parts.row));
     }
     parts.hooks.set_session(parts.row.id, parts.settings.workspace);
-    bool json = args.has("json");
-    parts.person = Person::find(json);
     auto out = make_output(json, stdout);
     parts.out = out.get();
     Ending ending = or_die(run_session(parts));

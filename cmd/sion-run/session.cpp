@@ -2,13 +2,16 @@
 // The session loop: ask the model, make its calls, give it their results, until it is done.
 #include "cmd/sion-run/session.hpp"
 
+#include "cmd/sion-run/elicit.hpp"
 #include "lib/journal.hpp"
 #include "lib/state.hpp"
 #include "lib/text.hpp"
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -38,11 +41,24 @@ class Loop {
 public:
     explicit Loop(SessionParts& parts)
         : m_p(parts), m_journal(*parts.db), m_resting_until(parts.models.size(), 0) {
-        for (const auto& t : parts.tools)
+        for (const auto& t : parts.tools) {
             m_specs.push_back(t->spec());
+            m_tools.push_back(t.get());
+        }
         parts.context.call_from_code = [this](std::string_view tool, JsonView input) {
             return call_from_code(tool, input);
         };
+        if (parts.mcp != nullptr)
+            parts.mcp->set_asks({[this](JsonView params) { return elicit(params); },
+                                 [this](JsonView params) { return sample(params); }});
+    }
+
+    Loop(const Loop&) = delete;
+    Loop& operator=(const Loop&) = delete;
+
+    ~Loop() {
+        if (m_p.mcp != nullptr)
+            m_p.mcp->set_asks({});
     }
 
     Result<Ending> run() {
@@ -52,6 +68,7 @@ public:
                 if (auto id = c.string("id"))
                     m_call_ids.insert(std::string(*id));
         m_p.out->session(m_p.row, m_p.continued);
+        SION_CHECK(start_mcp());
         // What run-start hooks print is added to the person's message, marked as theirs.
         std::string said = m_p.task;
         Json start = Json::object();
@@ -66,17 +83,24 @@ public:
         m_conversation.push_back(std::move(task));
         std::string system = system_prompt(m_p);
         while (true) {
+            bool noted = refresh_mcp();
             models::Request request{system, m_specs, m_conversation};
             if (m_p.settings.budget_tokens) {
                 int64_t budget = *m_p.settings.budget_tokens;
                 int64_t used = m_ending.input_tokens + m_ending.output_tokens;
-                if (used + models::estimate_tokens(request) > budget)
+                // A model told how hard to think may use its room for thinking besides.
+                int64_t room = 0;
+                for (const auto& model : m_p.models)
+                    room = std::max(room, model->thinking_room());
+                if (used + models::estimate_tokens(request) + room > budget)
                     return finish("stopped",
                                   format("the token budget of %lld tokens is spent (%lld used)",
                                          static_cast<long long>(budget),
                                          static_cast<long long>(used)));
             }
             auto answer = ask(request);
+            if (noted)
+                m_conversation.pop_back();
             if (!answer)
                 return finish("failed", answer.error().message());
             SION_CHECK(record_answer(*answer));
@@ -123,6 +147,9 @@ private:
             m.set("text", std::string_view(answer.text));
         if (!answer.reasoning.empty())
             m.set("reasoning", std::string_view(answer.reasoning));
+        // What the provider keeps to be given back (signed thinking), in members of its own.
+        for (JsonView kept : answer.kept.view())
+            m.set(kept.key(), Json::copy_of(kept));
         if (!answer.calls.empty()) {
             Json calls = Json::array();
             for (auto& c : answer.calls) {
@@ -162,8 +189,103 @@ private:
     Tool* find_tool(std::string_view name) {
         for (size_t i = 0; i < m_specs.size(); ++i)
             if (m_specs[i].name == name)
-                return m_p.tools[i].get();
+                return m_tools[i];
         return nullptr;
+    }
+
+    // MCP servers (mcp_client.hpp). At the start: the bridge's notices (tools not offered, and
+    // why), and the taint of a task that is a server's prompt.
+    Status start_mcp() {
+        if (m_p.mcp == nullptr)
+            return {};
+        for (const auto& server : m_p.mcp->first_state()) {
+            for (const auto& notice : server.notices)
+                m_p.out->mcp(server.name, notice);
+            if (server.state != "connected" && server.notices.empty())
+                m_p.out->mcp(server.name,
+                             "MCP server " + server.name + " is not offered: "
+                                 + (server.message.empty() ? server.state : server.message));
+        }
+        if (m_p.prompt.empty() || m_p.row.tainted)
+            return {};
+        SION_CHECK(set_tainted(*m_p.db, m_p.row.id));
+        m_p.row.tainted = true;
+        m_p.out->notice("the session is tainted: its task is the prompt " + m_p.prompt
+                        + ", whose words are the server's");
+        return {};
+    }
+
+    // Before each model call: the servers' state now, their tools in place of the last turn's,
+    // and the model told of them at the end of what it is sent (not stored, and not in the system
+    // prompt, which stays the same from call to call for prompt caching). True when that note is
+    // the last of m_conversation, for the caller to take away.
+    bool refresh_mcp() {
+        if (m_p.mcp == nullptr)
+            return false;
+        McpTurn turn = mcp_turn(*m_p.mcp);
+        if (turn.failure && !m_mcp_failed)
+            m_p.out->notice("the MCP servers did not answer: " + turn.failure->message());
+        m_mcp_failed = m_mcp_failed || turn.failure;
+        m_mcp_tools = std::move(turn.tools);
+        m_specs.resize(m_p.tools.size());
+        m_tools.resize(m_p.tools.size());
+        for (const auto& tool : m_mcp_tools) {
+            models::ToolSpec spec = tool->spec();
+            if (find_tool(spec.name) != nullptr)
+                continue; // the session's own tool of that name is the one the model has
+            m_specs.push_back(std::move(spec));
+            m_tools.push_back(tool.get());
+        }
+        Json note = Json::object();
+        note.set("role", "user");
+        note.set("text", std::string_view(turn.paragraph));
+        m_conversation.push_back(std::move(note));
+        return true;
+    }
+
+    // A server's question, asked at the terminal; declined with no one to ask.
+    Json elicit(JsonView params) {
+        std::string server(params.string_or("server", "").value_or(""));
+        Terminal terminal{[this](std::string_view text) { m_p.person.say(text); },
+                          [this](std::string_view prompt) { return m_p.person.ask(prompt); }};
+        Elicited asked = m_p.person.present()
+                             ? run_cmd::elicit(params, terminal)
+                             : declined("declined, since there is no one to ask here ("
+                                        + m_p.person.absent_why() + ")");
+        m_p.out->mcp(server, "MCP server " + server + " asked for input: " + asked.said);
+        return std::move(asked.result);
+    }
+
+    // A server's completion (mcp_client.hpp), its tokens the run's.
+    rpc::Reply sample(JsonView params) {
+        Completion c = write_completion(
+            params, [this](const std::string& spec) { return sampling_model(spec); },
+            m_p.settings.budget_tokens, m_ending.input_tokens + m_ending.output_tokens);
+        if (c.said.empty())
+            return std::move(c.reply);
+        m_ending.input_tokens += c.usage.input_tokens;
+        m_ending.output_tokens += c.usage.output_tokens;
+        if (auto added =
+                add_usage(*m_p.db, m_p.row.id, c.usage.input_tokens, c.usage.output_tokens);
+            !added) {
+            m_store_failure = added.error();
+            return rpc::Reply::fail(rpc::k_internal_error, "the session cannot record it");
+        }
+        m_p.out->mcp(c.server, c.said);
+        return std::move(c.reply);
+    }
+
+    Result<models::Model*> sampling_model(const std::string& spec) {
+        if (spec.empty())
+            return m_p.models.front().get();
+        for (const auto& model : m_p.models)
+            if (model->name() == spec)
+                return model.get();
+        std::unique_ptr<models::Model>& opened = m_sampling_models[spec];
+        if (!opened) {
+            SION_TRY(opened, models::open_model(spec));
+        }
+        return opened.get();
     }
 
     Status make_call(const models::ToolCall& call) {
@@ -305,7 +427,7 @@ private:
                 SION_CHECK(m_journal.mark_uncertain(*entry, done.error().message()));
             return finish_call_now(row);
         }
-        if (entry && done->is_error && tool.fails_cleanly())
+        if (entry && done->is_error && (tool.fails_cleanly() || done->changed_nothing))
             SION_CHECK(m_journal.forget(*entry));
         else if (entry)
             SION_CHECK(m_journal.finish(*entry, done->text, done->is_error));
@@ -365,6 +487,10 @@ private:
     SessionParts& m_p;
     Journal m_journal;
     std::vector<models::ToolSpec> m_specs;
+    std::vector<Tool*> m_tools;                     // each spec's tool
+    std::vector<std::unique_ptr<Tool>> m_mcp_tools; // the MCP servers' this turn
+    bool m_mcp_failed = false;                      // the bridge stopped answering, and was named
+    std::map<std::string, std::unique_ptr<models::Model>> m_sampling_models; // named by servers
     std::vector<Json> m_conversation;
     std::set<std::string> m_call_ids;
     std::vector<int64_t> m_resting_until; // steady ms, per model: left alone until then
@@ -438,6 +564,9 @@ std::string system_prompt(const SessionParts& parts) {
     if (parts.settings.shell)
         s += " Shell commands run with /bin/sh in /workspace, in a sandbox that can write only the "
              "workspace.";
+    if (parts.mcp != nullptr)
+        s += " Tools named <server>_<tool> are an MCP server's; each turn ends with a note of the "
+             "servers you have then.";
     s += " When the task is done, say so briefly, without a tool call.";
     return s;
 }

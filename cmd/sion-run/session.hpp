@@ -6,6 +6,7 @@
 #pragma once
 
 #include "cmd/sion-run/hooks_client.hpp"
+#include "cmd/sion-run/mcp_client.hpp"
 #include "cmd/sion-run/person.hpp"
 #include "cmd/sion-run/settings.hpp"
 #include "cmd/sion-run/store.hpp"
@@ -31,6 +32,8 @@ struct SessionParts {
     Person person;
     Hooks hooks;
     Output* out = nullptr;
+    McpClient* mcp = nullptr; // the session's MCP servers; nullptr when it has none
+    std::string prompt;       // "SERVER:PROMPT" when the task is a server's prompt (--prompt)
 };
 
 // Runs the session to the end of this run and records how it ended. Returns its Ending; an Error

@@ -4,11 +4,13 @@
 
 #include "lib/models/model.hpp"
 #include "lib/text.hpp"
+#include "mcpd/review.hpp"
 #include "sandboxd/config.hpp"
 #include "sandboxd/preflight.hpp"
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace sion::run_cmd {
@@ -101,6 +103,15 @@ Result<Json> settings_from_flags(const Args& args, JsonView base) {
         SION_TRY(int64_t n, positive(args, "budget-tokens"));
         s.set("budget_tokens", n);
     }
+    if (args.has("mcp")) {
+        std::vector<std::string> servers;
+        for (const auto& name : args.values("mcp")) {
+            SION_CHECK(mcpd::check_server_name(name));
+            if (std::find(servers.begin(), servers.end(), name) == servers.end())
+                servers.push_back(name);
+        }
+        s.set("mcp", strings(servers));
+    }
     return s;
 }
 
@@ -122,6 +133,9 @@ Result<RunSettings> resolve_settings(JsonView settings, const Profile& profile,
         SION_TRY(int64_t n, settings.integer("budget_tokens"));
         rs.budget_tokens = n;
     }
+    SION_TRY(rs.mcp, string_list(settings, "mcp"));
+    for (const auto& name : rs.mcp)
+        SION_CHECK(mcpd::check_server_name(name));
     rs.shell = settings.get("shell").exists();
     bool has_workspace = settings.get("workspace").exists();
     for (const char* key : {"sandbox_network", "sandbox_read", "sandbox_timeout"})

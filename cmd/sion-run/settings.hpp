@@ -4,7 +4,7 @@
 // flags given again replacing what they name:
 //   {"models":["script:shell.json"],"workspace":"/home/me/work","shell":"bwrap",
 //    "sandbox_network":"none","sandbox_read":["/opt"],"sandbox_timeout":120,"autonomy":"L3",
-//    "budget_tokens":100000}
+//    "budget_tokens":100000,"mcp":["notes"]}
 #pragma once
 
 #include "lib/agents.hpp"
@@ -28,12 +28,13 @@ struct RunSettings {
     std::vector<std::string> code_sandbox; // run_code's sandbox options; empty: no run_code
     int autonomy = k_default_autonomy;
     std::optional<int64_t> budget_tokens;
-    Json stored; // what sessions.settings keeps
+    std::vector<std::string> mcp; // --mcp: MCP servers on the shelf, by name
+    Json stored;                  // what sessions.settings keeps
 };
 
 // The settings members the flags of `sion-run run` give, laid over `base` (a stored session's, or
 // an empty object). Exit::usage for malformed values ("--budget-tokens takes a positive whole
-// number, not 'x'", "unknown autonomy level 'L9': give L0 to L6").
+// number, not 'x'", "unknown autonomy level 'L9': give L0 to L6", "invalid server name 'X': …").
 [[nodiscard]] Result<Json> settings_from_flags(const Args& args, JsonView base);
 
 // The settings checked and made whole: the profile's models and autonomy where the settings give

@@ -19,6 +19,8 @@
 
 namespace sion::run_cmd {
 
+class McpClient;
+
 // What a call came to. A tool's failure (a file that is not there, a command that could not
 // start) is an answer too: the model is shown it, marked as an error, and may try again.
 struct ToolResult {
@@ -26,6 +28,9 @@ struct ToolResult {
     bool is_error = false;
     bool taints = false; // it came from outside: the session is tainted from now on
     Json detail;         // structured, for JSON events and the store (the shell's result object)
+    // An error that is known to have changed nothing (an MCP call that was never sent): the
+    // journal forgets it, as it does a failure of a tool that fails_cleanly().
+    bool changed_nothing = false;
 };
 
 // A call a program makes from run_code: made as the model's would be (policy, journal, hooks, the
@@ -93,5 +98,16 @@ struct ToolOptions {
 [[nodiscard]] std::unique_ptr<Tool> make_diagnostics_tool(bool network);
 [[nodiscard]] std::unique_ptr<Tool> make_run_tests_tool(bool network);
 [[nodiscard]] std::unique_ptr<Tool> make_run_code_tool(std::vector<std::string> sandbox_options);
+
+// What a session has of its MCP servers for a turn (tool_mcp.cpp): the tools they offer now, called
+// through `client`, and what the model is told of them (servers_paragraph()). When the bridge does
+// not answer, every server is taken as not answering and there are no tools.
+struct McpTurn {
+    std::vector<std::unique_ptr<Tool>> tools;
+    std::string paragraph;
+    std::optional<Error> failure; // why the bridge did not answer
+};
+
+[[nodiscard]] McpTurn mcp_turn(McpClient& client);
 
 } // namespace sion::run_cmd

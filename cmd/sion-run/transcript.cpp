@@ -39,6 +39,8 @@ public:
 
     void notice(std::string_view text) override { put(m_out, text); }
 
+    void mcp(std::string_view, std::string_view text) override { put(m_out, text); }
+
     void reasoning(std::string_view text) override {
         size_t at = 0;
         while (at <= text.size()) {
@@ -102,6 +104,10 @@ public:
     void task(std::string_view text) override { emit(event("task").set("text", text)); }
 
     void notice(std::string_view text) override { emit(event("notice").set("text", text)); }
+
+    void mcp(std::string_view server, std::string_view text) override {
+        emit(event("mcp").set("server", server).set("text", text));
+    }
 
     void reasoning(std::string_view text) override { emit(event("reasoning").set("text", text)); }
 

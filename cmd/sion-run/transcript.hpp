@@ -9,8 +9,8 @@
 //   uncertain ~ the model's reasoning, where it can be read agent: There are 17 primes below 60; …
 //   session af88d6083cc5587b: done
 //
-// Events (schemas/run.event.json): session, notice, reasoning, text, call, result, end. Each is
-// written and flushed as it happens, so a pipe sees the session as it goes.
+// Events (schemas/run.event.json): session, notice, mcp, reasoning, text, call, result, end. Each
+// is written and flushed as it happens, so a pipe sees the session as it goes.
 #pragma once
 
 #include "cmd/sion-run/store.hpp"
@@ -42,6 +42,9 @@ public:
     // The person's message: shown by `show`, not by a live run (the person just typed it).
     virtual void task(std::string_view text) = 0;
     virtual void notice(std::string_view text) = 0;
+    // A line about one of the session's MCP servers: a tool it does not offer, a question it asked,
+    // a completion it had written.
+    virtual void mcp(std::string_view server, std::string_view text) = 0;
     virtual void reasoning(std::string_view text) = 0;
     virtual void text(std::string_view text) = 0;
     virtual void call(const CallRow& call) = 0;

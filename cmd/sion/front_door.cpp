@@ -27,6 +27,7 @@ const std::vector<Route>& routes() {
         {{"agent", "list"}, "sion-run", {"list"}},
         {{"agent", "sessions"}, "sion-run", {"sessions"}},
         {{"agent", "show"}, "sion-run", {"show"}},
+        {{"agent", "credential"}, "sion-run", {"credential"}},
         {{"agent", "mcp"}, "sion-mcp", {}},
         {{"agent", "hooks"}, "sion-hooks", {}},
         {{"agent", "routes"}, "sion-route", {}},

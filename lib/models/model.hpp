@@ -9,7 +9,15 @@
 //   {"role":"tool","call":"c1","tool":"shell","text":"…","error":false}
 // ("text", "reasoning" and "calls" of an assistant's message may each be absent.) Providers turn
 // it into their own format and back; what a provider must keep to be sent again (signed thinking,
-// encrypted reasoning) goes in members of its own, which the others ignore.
+// encrypted reasoning) goes in members of its own, which the others ignore: Answer::kept holds
+// them, and the session puts them on the assistant's message as they are. Each such member says
+// whom it is for ({"by": Origin::to_json(), …}), and is given back only to that provider kind,
+// base URL and model (kept_for()): a model the session falls back to is not shown another's.
+//
+// `provider:model#effort` says how hard the model thinks (Effort): a level (none minimal low
+// medium high xhigh max), which each provider maps to the nearest it has, or a budget of thinking
+// tokens (#8000) for the providers that take one. A model told how hard to think is given room
+// for it besides its answer (thinking_room()), at most k_max_answer_tokens an answer in all.
 //
 // Failures are Errors whose exit code says what the session may do next: Exit::unavailable for a
 // model that is busy, failing or unreachable (HTTP 429, 500, 502, 503, 504, 529; the next model is
@@ -26,6 +34,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -46,11 +55,53 @@ struct ToolCall {
 };
 
 struct Usage {
-    int64_t input_tokens = 0;  // everything the model read, cached or not
-    int64_t output_tokens = 0; // everything it wrote, thinking included
-    int64_t cache_read_tokens = 0;
-    int64_t cache_write_tokens = 0;
+    int64_t input_tokens = 0;       // everything the model read, cached or not
+    int64_t output_tokens = 0;      // everything it wrote, thinking included
+    int64_t cache_read_tokens = 0;  // of input_tokens, those read from the provider's cache
+    int64_t cache_write_tokens = 0; // of input_tokens, those written to it
 };
+
+enum class EffortLevel { none, minimal, low, medium, high, xhigh, max };
+
+// How hard a model is told to think: a level, a budget, or neither (the provider's default).
+struct Effort {
+    std::optional<EffortLevel> level;
+    std::optional<int64_t> budget; // thinking tokens, 0 to k_max_thinking_budget
+
+    [[nodiscard]] bool given() const { return level.has_value() || budget.has_value(); }
+};
+
+// An answer and its thinking, all told, are given at most this many tokens.
+constexpr int64_t k_max_answer_tokens = 64'000;
+// The largest budget of thinking tokens a spec may give (#60000), as much as `max` has room for.
+constexpr int64_t k_max_thinking_budget = 60'000;
+
+// "high" or "8000" (what follows the '#' of a spec). Exit::usage otherwise: "invalid effort
+// '#x': give none, minimal, low, medium, high, xhigh, max or a budget of 0 to 60000 tokens".
+[[nodiscard]] Result<Effort> parse_effort(std::string_view text);
+// "none", …, "max".
+[[nodiscard]] std::string_view effort_name(EffortLevel level);
+// The room a model told how hard to think is given for its thinking, besides its answer: by
+// level none 0, minimal 1,024, low 4,096, medium 8,192, high 16,384, xhigh 32,768, max 60,000; a
+// budget its own number; nothing when no effort is given.
+[[nodiscard]] int64_t thinking_room(const Effort& effort);
+// The most a model may write: the answer's room and the thinking's, at most k_max_answer_tokens.
+[[nodiscard]] int64_t answer_room(int64_t max_output_tokens, int64_t thinking_room);
+
+// Who kept reasoning on an assistant's message, to give it back only to the same.
+struct Origin {
+    std::string kind;     // the wire format: "anthropic", "chat", "responses", "gemini", …
+    std::string base_url; // where it was sent
+    std::string model;    // the provider's model id
+
+    [[nodiscard]] Json to_json() const;
+};
+
+// The member `member` of `message` when its "by" is `origin`; an empty view otherwise.
+[[nodiscard]] JsonView kept_for(JsonView message, std::string_view member, const Origin& origin);
+// Whether any message of `conversation` keeps `member` for `origin`.
+[[nodiscard]] bool keeps_any(std::span<const Json> conversation, std::string_view member,
+                             const Origin& origin);
 
 struct Request {
     std::string_view system;
@@ -64,6 +115,17 @@ struct Answer {
     std::string reasoning; // what can be read of its thinking; "" when none
     std::vector<ToolCall> calls;
     Usage usage;
+    // Members the session puts on the assistant's message as they are, for the provider to be
+    // given back ({"anthropic": {"by": …, "blocks": […]}}); empty when there are none.
+    Json kept;
+};
+
+// A spec taken apart: "anthropic:claude-opus-5-5#high".
+struct ModelSpec {
+    std::string name;     // the whole spec, as the model is called by
+    std::string provider; // "anthropic"
+    std::string model;    // "claude-opus-5-5": everything after the first ':', the effort cut off
+    Effort effort;        // the '#' part's; not given when there is none
 };
 
 class Model {
@@ -73,20 +135,38 @@ public:
     Model& operator=(const Model&) = delete;
     virtual ~Model() = default;
 
-    // The name it was given by: "script:shell.json", "anthropic:claude-opus-5-5".
+    // The name it was given by: "script:shell.json", "anthropic:claude-opus-5-5#high".
     [[nodiscard]] virtual const std::string& name() const = 0;
     [[nodiscard]] virtual Result<Answer> answer(const Request& request) = 0;
+
+    // How hard it was told to think (the spec's '#'), and the room that gives it for thinking
+    // (0 for a budget its provider does not take), which a run's token budget counts before
+    // each call. Set by open_model().
+    [[nodiscard]] const Effort& effort() const { return m_effort; }
+
+    [[nodiscard]] int64_t thinking_room() const { return m_thinking_room; }
+
+private:
+    friend Result<std::unique_ptr<Model>> open_model(std::string_view spec);
+    Effort m_effort;
+    int64_t m_thinking_room = 0;
 };
 
-// The model `spec` names ("provider:model"). Exit::usage for a malformed spec or an unknown
-// provider ("unknown model provider 'x' in 'x:y'"); a provider's own errors otherwise (a script
-// file that cannot be read is Exit::no_input, one that is malformed Exit::data).
+// The model `spec` names ("provider:model", "provider:model#effort"). Exit::usage for a malformed
+// spec, an unknown provider ("unknown model provider 'x' in 'x:y'") or effort; a provider's own
+// errors otherwise (a script file that cannot be read is Exit::no_input, one that is malformed
+// Exit::data; a provider's key that is not set, or a base URL it may not use, Exit::config).
 [[nodiscard]] Result<std::unique_ptr<Model>> open_model(std::string_view spec);
 
 // `spec` as it should be kept (in a profile, a session's settings): a script's path made absolute
 // against the current directory, so it names the same file wherever the session is continued;
 // other specs as they are. Exit::usage as open_model() for a malformed spec.
 [[nodiscard]] Result<std::string> kept_model_spec(std::string_view spec);
+
+// The exit code of a provider's HTTP status that is not a success: 400 Exit::data (malformed),
+// 401, 402 and 403 Exit::no_perm (unauthorized), anything else Exit::unavailable (busy, failing:
+// another model may answer).
+[[nodiscard]] Exit exit_for_http_status(int status);
 
 // Whether a failure should pass the request on to the next model.
 [[nodiscard]] inline bool worth_another_model(const Error& error) {

@@ -188,6 +188,8 @@ void UvConnection::Impl::on_bytes(std::string_view bytes) {
             break;
         if (line->overlong) {
             write(encode_failure(overlong_failure(line->length, reader.max_line())));
+            if (handlers.on_overlong)
+                handlers.on_overlong(line->length);
             continue;
         }
         if (line->text.find_first_not_of(" \t") == std::string_view::npos)
@@ -314,17 +316,18 @@ UvConnection::~UvConnection() { close(); }
 
 Status UvConnection::write_status() const { return m_impl->write_status; }
 
-void UvConnection::call(std::string_view method, JsonView params,
-                        std::function<void(Result<Message>)> done) {
+int64_t UvConnection::call(std::string_view method, JsonView params,
+                           std::function<void(Result<Message>)> done) {
     Impl& c = *m_impl;
     if (c.closing || c.ended) {
         done(make_error(Exit::unavailable, "connection closed before sending '%.*s'",
                         static_cast<int>(method.size()), method.data()));
-        return;
+        return 0;
     }
     int64_t id = c.next_id++;
     c.pending.emplace(id, Impl::Pending{std::string(method), std::move(done)});
     c.write(encode_request(id, method, params));
+    return id;
 }
 
 void UvConnection::notify(std::string_view method, JsonView params) {

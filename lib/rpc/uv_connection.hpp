@@ -27,6 +27,9 @@ struct UvHandlers {
     // reading or writing failed. Called once, unless close() came first; calls still waiting for
     // answers have been failed, and no message is dispatched after it.
     std::function<void(Status)> on_end;
+    // A line over max_line arrived (and was answered with -32600 and skipped): its length. For a
+    // peer whose answers may be that long, the call it answered will not hear.
+    std::function<void(size_t length)> on_overlong;
 };
 
 class UvConnection {
@@ -48,8 +51,10 @@ public:
     ~UvConnection();
 
     // Sends a request; `done` gets its answer (a response or an error message), or an Error
-    // (Exit::unavailable) if the connection ends first.
-    void call(std::string_view method, JsonView params, std::function<void(Result<Message>)> done);
+    // (Exit::unavailable) if the connection ends first. Returns the request's id (0 when the
+    // connection had closed and `done` was called already), for a cancellation to name.
+    int64_t call(std::string_view method, JsonView params,
+                 std::function<void(Result<Message>)> done);
     void notify(std::string_view method, JsonView params = {});
     // Flushes what was written, then closes both handles. Calls still waiting are failed.
     void close();

@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: MIT
+// sion-mcp resources and prompts: what a server offers besides tools, shown to you.
+#include "cmd/sion-mcp/commands.hpp"
+
+#include "mcpd/oneshot.hpp"
+#include "mcpd/render.hpp"
+#include "mcpd/review.hpp"
+
+#include "lib/home.hpp"
+#include "lib/log.hpp"
+#include "lib/state.hpp"
+
+#include <cstdio>
+
+namespace sion::mcp_cmd {
+
+namespace {
+
+mcpd::ShelfEntry entry_or_die(const Args& args, const char* usage) {
+    if (args.operands().size() != 1)
+        die(usage_error(std::string("give a server's name: ") + usage));
+    or_die(mcpd::check_server_name(args.operands()[0]));
+    Db db = or_die(open_state(or_die(prepare_home())));
+    return or_die(mcpd::Shelf(db).get(args.operands()[0]));
+}
+
+// "  name: description" parts of a listed item, on one line.
+std::string item_line(JsonView item, std::string_view address_key) {
+    std::string line = mcpd::one_line(item.string_or(address_key, "").value_or(""));
+    std::string name = mcpd::one_line(item.string_or("name", "").value_or(""));
+    std::string description = mcpd::one_line(item.string_or("description", "").value_or(""));
+    std::string mime = mcpd::one_line(item.string_or("mimeType", "").value_or(""));
+    if (!name.empty())
+        line += line.empty() ? name : "  " + name;
+    if (!description.empty())
+        line += ": " + description;
+    if (!mime.empty())
+        line += " (" + mime + ")";
+    return line;
+}
+
+} // namespace
+
+int resources_command(int argc, const char* const* argv) {
+    const CommandSpec spec{
+        "sion-mcp resources",
+        "sion-mcp resources NAME [--read URI]",
+        "List what the server offers at addresses (its resources and templates), or read one.",
+        {{"read", 0, "URI", "print the resource at URI"}},
+    };
+    Args args = parse_args_or_exit(spec, argc, argv);
+    mcpd::ShelfEntry e = entry_or_die(args, spec.usage);
+    if (auto uri = args.value("read")) {
+        Json params = Json::object();
+        params.set("uri", std::string_view(*uri));
+        Json read = or_die(mcpd::with_server(
+            e.name, e.config, e.protocol,
+            [&params](mcpd::Client& client, const mcpd::Connected&, mcpd::Done done) {
+                client.request("resources/read", std::move(params), std::move(done));
+            },
+            nullptr));
+        std::string text = mcpd::render_resource(read);
+        std::fwrite(text.data(), 1, text.size(), stdout);
+        if (!text.empty() && text.back() != '\n')
+            std::fputc('\n', stdout);
+        return 0;
+    }
+    Json both = or_die(mcpd::with_server(
+        e.name, e.config, e.protocol,
+        [](mcpd::Client& client, const mcpd::Connected& connected, mcpd::Done done) {
+            if (!connected.capabilities.get("resources").exists()) {
+                done(Json::object());
+                return;
+            }
+            auto out = std::make_shared<Json>(Json::object());
+            client.list_all("resources/list", "resources",
+                            [&client, out, done](Result<Json> resources) {
+                                if (!resources) {
+                                    done(std::move(resources).error());
+                                    return;
+                                }
+                                out->set("resources", std::move(*resources));
+                                client.list_all("resources/templates/list", "resourceTemplates",
+                                                [out, done](Result<Json> templates) {
+                                                    // Templates are optional: a server may not
+                                                    // know the method.
+                                                    if (templates)
+                                                        out->set("templates",
+                                                                 std::move(*templates));
+                                                    done(std::move(*out));
+                                                });
+                            });
+        },
+        nullptr));
+    for (JsonView r : both.get("resources"))
+        std::printf("%s\n", item_line(r, "uri").c_str());
+    for (JsonView t : both.get("templates"))
+        std::printf("%s (template)\n", item_line(t, "uriTemplate").c_str());
+    return 0;
+}
+
+int prompts_command(int argc, const char* const* argv) {
+    const CommandSpec spec{"sion-mcp prompts", "sion-mcp prompts NAME",
+                           "List the prompts the server offers, with their arguments.", {}};
+    Args args = parse_args_or_exit(spec, argc, argv);
+    mcpd::ShelfEntry e = entry_or_die(args, spec.usage);
+    Json prompts = or_die(mcpd::with_server(
+        e.name, e.config, e.protocol,
+        [](mcpd::Client& client, const mcpd::Connected& connected, mcpd::Done done) {
+            if (!connected.capabilities.get("prompts").exists()) {
+                done(Json::array());
+                return;
+            }
+            client.list_all("prompts/list", "prompts", std::move(done));
+        },
+        nullptr));
+    for (JsonView p : prompts.view()) {
+        std::printf("%s\n", item_line(p, "").c_str());
+        for (JsonView a : p.get("arguments")) {
+            bool required = a.boolean_or("required", false).value_or(false);
+            std::string line = "  " + mcpd::one_line(a.string_or("name", "").value_or(""));
+            if (required)
+                line += " (required)";
+            std::string d = mcpd::one_line(a.string_or("description", "").value_or(""));
+            if (!d.empty())
+                line += ": " + d;
+            std::printf("%s\n", line.c_str());
+        }
+    }
+    return 0;
+}
+
+} // namespace sion::mcp_cmd

@@ -1,0 +1,383 @@
+// SPDX-License-Identifier: MIT
+// sion-mcp add, list, review, remove, give, drop and sampling: the shelf of servers and their pins.
+#include "cmd/sion-mcp/commands.hpp"
+
+#include "mcpd/oneshot.hpp"
+#include "mcpd/review.hpp"
+#include "mcpd/shelf.hpp"
+#include "sandboxd/config.hpp"
+
+#include "lib/agents.hpp"
+#include "lib/home.hpp"
+#include "lib/log.hpp"
+#include "lib/models/model.hpp"
+#include "lib/state.hpp"
+#include "lib/text.hpp"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdio>
+
+namespace sion::mcp_cmd {
+
+namespace {
+
+const char* name_operand(const Args& args, const char* usage) {
+    if (args.operands().empty())
+        die(usage_error(std::string("give a server's name: ") + usage));
+    or_die(mcpd::check_server_name(args.operands()[0]));
+    return args.operands()[0].c_str();
+}
+
+void no_more_operands(const Args& args, size_t wanted) {
+    if (args.operands().size() > wanted)
+        die(usage_error("unexpected operand '" + args.operands()[wanted] + "'"));
+}
+
+// The server and its tools as the server gives them now.
+struct Looked {
+    mcpd::Connected connected;
+    std::vector<mcpd::ToolDef> tools;
+};
+
+Result<Looked> look(std::string_view name, const mcpd::ServerConfig& config,
+                    const std::string& try_first) {
+    Looked looked;
+    SION_TRY(Json tools, mcpd::with_server(
+                             name, config, try_first,
+                             [](mcpd::Client& client, const mcpd::Connected&, mcpd::Done done) {
+                                 client.list_all("tools/list", "tools", std::move(done));
+                             },
+                             &looked.connected));
+    looked.tools = mcpd::tool_defs(tools, config.effects, name);
+    return looked;
+}
+
+// "MCP server notes (notes 1.0, protocol 2026-07-28)"
+std::string heading(std::string_view name, const mcpd::Connected& c) {
+    std::string who = mcpd::one_line(c.server_name);
+    if (!c.server_version.empty())
+        who += " " + mcpd::one_line(c.server_version);
+    return "MCP server " + std::string(name) + " (" + who + ", protocol " + c.protocol + ")";
+}
+
+// --dir and --sandbox-read: absolute, existing directories outside $SION_HOME.
+std::string directory(const std::string& given, const std::string& home, const char* what) {
+    std::string path = or_die(resolve_path(given));
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+        die(make_error(Exit::no_input, "%s '%s' is not a directory", what, given.c_str()));
+    if (or_die(paths_overlap(path, home)))
+        die(make_error(Exit::usage, "%s '%s' overlaps $SION_HOME, which no server may see", what,
+                       given.c_str()));
+    return path;
+}
+
+// A word of an unsandboxed server's command that names an existing file here, made absolute.
+std::string kept_word(const std::string& word) {
+    if (word.empty() || word[0] == '-' || word[0] == '/')
+        return word;
+    struct stat st {};
+    if (::stat(word.c_str(), &st) != 0)
+        return word;
+    auto path = resolve_path(word);
+    return path ? *path : word;
+}
+
+mcpd::ServerConfig config_from(const Args& args, const std::string& home) {
+    mcpd::ServerConfig c;
+    std::vector<std::string> command(args.operands().begin() + 1, args.operands().end());
+    if (command.empty())
+        die(usage_error("give the server's command after --: sion-mcp add NAME [options] -- "
+                        "COMMAND..."));
+    if (auto dir = args.value("dir"))
+        c.dir = directory(*dir, home, "--dir");
+    for (const std::string& dir : args.values("sandbox-read"))
+        c.sandbox_read.push_back(directory(dir, home, "--sandbox-read"));
+    for (const std::string& name : args.values("env")) {
+        bool ok = !name.empty() && name.find('=') == std::string::npos;
+        if (!ok)
+            die(usage_error("--env takes a variable's name, not '" + name + "'"));
+        c.env.push_back(name);
+    }
+    if (auto sandbox = args.value("sandbox")) {
+        sandboxd::Config check;
+        or_die(sandboxd::parse_backend(check, *sandbox));
+        if (auto network = args.value("sandbox-network"))
+            or_die(sandboxd::parse_network(check, *network));
+        c.sandbox = *sandbox;
+        c.network = args.value("sandbox-network").value_or("");
+    } else if (args.has("sandbox-network") || args.has("sandbox-read")) {
+        die(usage_error("--sandbox-network and --sandbox-read go with --sandbox"));
+    }
+    for (const std::string& e : args.values("effect")) {
+        size_t eq = e.find('=');
+        if (eq == std::string::npos || eq == 0)
+            die(usage_error("--effect takes TOOL=read|write|external|spend, not '" + e + "'"));
+        c.effects[e.substr(0, eq)] = or_die(parse_effect(e.substr(eq + 1)));
+    }
+    if (auto timeout = args.value("timeout")) {
+        char* end = nullptr;
+        long s = std::strtol(timeout->c_str(), &end, 10);
+        if (timeout->empty() || *end != '\0' || s < 1 || s > 86400)
+            die(usage_error("--timeout takes seconds from 1 to 86400, not '" + *timeout + "'"));
+        c.timeout_s = static_cast<int>(s);
+    }
+    c.shown = command;
+    c.command = command;
+    if (c.sandbox.empty())
+        std::transform(c.command.begin(), c.command.end(), c.command.begin(), kept_word);
+    return c;
+}
+
+void print_reviewed(std::string_view name, const Looked& looked) {
+    std::printf("%s: reviewed tools\n", heading(name, looked.connected).c_str());
+    for (const mcpd::ToolDef& t : looked.tools)
+        if (t.unusable.empty())
+            std::printf("%s\n", mcpd::review_line(t).c_str());
+    for (const mcpd::ToolDef& t : looked.tools)
+        if (!t.unusable.empty())
+            std::printf("%s\n", mcpd::unusable_notice(name, t).c_str());
+}
+
+mcpd::Introduced introduced(const mcpd::Connected& c) {
+    return {c.protocol, c.server_name, c.server_version};
+}
+
+} // namespace
+
+std::vector<OptionSpec> add_options() {
+    return {
+        {"dir", 0, "DIR", "where the server works (in a sandbox: /workspace)"},
+        {"env", 0, "NAME", "a variable of yours the server is given (repeatable)"},
+        {"sandbox", 0, "BACKEND", "bwrap or docker:IMAGE@sha256:DIGEST: run it in the shell's sandbox"},
+        {"sandbox-network", 0, "NETWORK", "the sandbox's network (none)"},
+        {"sandbox-read", 0, "DIR", "a directory the sandbox shows read-only (repeatable)"},
+        {"effect", 0, "TOOL=EFFECT", "what TOOL's calls do: read, write, external or spend (repeatable)"},
+        {"timeout", 0, "S", "seconds a call may take before it is uncertain (60)"},
+    };
+}
+
+int add_command(int argc, const char* const* argv) {
+    const CommandSpec spec{
+        "sion-mcp add",
+        "sion-mcp add NAME [options] -- COMMAND [ARGS...]",
+        "Start the server COMMAND, review its tools and put it on the shelf with them pinned.",
+        add_options(),
+    };
+    Args args = parse_args_or_exit(spec, argc, argv);
+    const char* name = name_operand(args, "sion-mcp add NAME [options] -- COMMAND...");
+    std::string home = or_die(prepare_home());
+    mcpd::ServerConfig config = config_from(args, home);
+    Db db = or_die(open_state(home));
+    mcpd::Shelf shelf(db);
+    if (or_die(shelf.find(name)))
+        die(make_error(Exit::usage,
+                       "MCP server %s is on the shelf already: review it (`sion agent mcp review "
+                       "%s`) or remove it first",
+                       name, name));
+    Looked looked = or_die(look(name, config, {}));
+    mcpd::ShelfEntry entry;
+    entry.name = name;
+    entry.config = config;
+    entry.protocol = looked.connected.protocol;
+    entry.server_name = looked.connected.server_name;
+    entry.server_version = looked.connected.server_version;
+    or_die(shelf.add(entry, looked.tools));
+    print_reviewed(name, looked);
+    if (config.sandbox.empty())
+        std::printf("It runs as you, outside any sandbox: add --sandbox bwrap (or a Docker image) "
+                    "to contain it.\n");
+    std::printf("Give it to a session with --mcp %s.\n", name);
+    return 0;
+}
+
+int list_command(int argc, const char* const* argv) {
+    const CommandSpec spec{"sion-mcp list", "sion-mcp list",
+                           "Show the servers on the shelf, how each runs, and its pinned tools.",
+                           {}};
+    Args args = parse_args_or_exit(spec, argc, argv);
+    no_more_operands(args, 0);
+    Db db = or_die(open_state(or_die(prepare_home())));
+    mcpd::Shelf shelf(db);
+    bool first = true;
+    for (const mcpd::ShelfEntry& e : or_die(shelf.list())) {
+        if (!first)
+            std::printf("\n");
+        first = false;
+        std::printf("%s: %s\n", e.name.c_str(), mcpd::describe(e.config).c_str());
+        std::vector<mcpd::Pin> pins = or_die(shelf.pins(e.name));
+        std::sort(pins.begin(), pins.end(),
+                  [](const mcpd::Pin& a, const mcpd::Pin& b) { return a.tool < b.tool; });
+        Json listed = Json::array();
+        for (const mcpd::Pin& p : pins)
+            listed.push(Json::copy_of(p.definition));
+        for (const mcpd::ToolDef& t : mcpd::tool_defs(listed, e.config.effects, e.name))
+            std::printf("%s (%s)\n", mcpd::one_line(t.name).c_str(), effect_name(t.effect));
+        if (e.sampling)
+            std::printf("sampling allowed: %s\n", describe_sampling(*e.sampling).c_str());
+    }
+    return 0;
+}
+
+int review_command(int argc, const char* const* argv) {
+    const CommandSpec spec{
+        "sion-mcp review",
+        "sion-mcp review NAME [--accept]",
+        "Start the server and show each tool against its pin: [new], [changed], [unchanged] or\n"
+        "[removed]. --accept pins the tools as listed.",
+        {{"accept", 0, nullptr, "pin the tools as they are now"}},
+    };
+    Args args = parse_args_or_exit(spec, argc, argv);
+    const char* name = name_operand(args, "sion-mcp review NAME [--accept]");
+    no_more_operands(args, 1);
+    Db db = or_die(open_state(or_die(prepare_home())));
+    mcpd::Shelf shelf(db);
+    mcpd::ShelfEntry entry = or_die(shelf.get(name));
+    std::vector<mcpd::Pin> pins = or_die(shelf.pins(name));
+    Looked looked = or_die(look(name, entry.config, entry.protocol));
+    std::printf("%s:\n", heading(name, looked.connected).c_str());
+    std::vector<mcpd::ToolDef> usable;
+    for (const mcpd::ToolDef& t : looked.tools)
+        if (t.unusable.empty())
+            usable.push_back({t.name, t.description, Json::copy_of(t.definition), t.digest,
+                              t.effect, t.idempotent, {}});
+    bool changed = false;
+    for (const mcpd::Reviewed& r : mcpd::compare(usable, pins)) {
+        const char* mark = "unchanged";
+        std::string line;
+        switch (r.state) {
+        case mcpd::PinState::unchanged:
+            line = mcpd::review_line(*r.tool);
+            break;
+        case mcpd::PinState::changed:
+            mark = "changed";
+            line = mcpd::review_line(*r.tool);
+            changed = true;
+            break;
+        case mcpd::PinState::added:
+            mark = "new";
+            line = mcpd::review_line(*r.tool);
+            changed = true;
+            break;
+        case mcpd::PinState::removed: {
+            mark = "removed";
+            Json one = Json::array();
+            one.push(Json::copy_of(r.pin->definition));
+            auto was = mcpd::tool_defs(one, entry.config.effects, name);
+            line = was.empty() ? mcpd::one_line(r.pin->tool) : mcpd::review_line(was.front());
+            changed = true;
+            break;
+        }
+        }
+        std::printf("%s [%s]\n", line.c_str(), mark);
+    }
+    for (const mcpd::ToolDef& t : looked.tools)
+        if (!t.unusable.empty())
+            std::printf("%s\n", mcpd::unusable_notice(name, t).c_str());
+    if (args.has("accept")) {
+        or_die(shelf.pin(name, introduced(looked.connected), looked.tools));
+        std::printf("Pinned as listed.\n");
+    } else if (changed) {
+        std::printf("Nothing changed: add --accept to pin the tools as listed.\n");
+    } else {
+        std::printf("The tools are as they were pinned.\n");
+    }
+    return 0;
+}
+
+int remove_command(int argc, const char* const* argv) {
+    const CommandSpec spec{"sion-mcp remove", "sion-mcp remove NAME",
+                           "Take a server off the shelf, and off every profile that had it.", {}};
+    Args args = parse_args_or_exit(spec, argc, argv);
+    const char* name = name_operand(args, "sion-mcp remove NAME");
+    no_more_operands(args, 1);
+    Db db = or_die(open_state(or_die(prepare_home())));
+    or_die(mcpd::Shelf(db).remove(name));
+    std::printf("removed MCP server %s from the shelf\n", name);
+    return 0;
+}
+
+int give_command(int argc, const char* const* argv, bool give) {
+    const CommandSpec spec{
+        give ? "sion-mcp give" : "sion-mcp drop",
+        give ? "sion-mcp give PROFILE NAME" : "sion-mcp drop PROFILE NAME",
+        give ? "Give a profile's sessions the server NAME, without --mcp."
+             : "Take the server NAME from a profile's sessions; it stays on the shelf.",
+        {},
+    };
+    Args args = parse_args_or_exit(spec, argc, argv);
+    if (args.operands().size() != 2)
+        die(usage_error(std::string("give a profile and a server: ") + spec.usage));
+    const std::string& profile = args.operands()[0];
+    const std::string& name = args.operands()[1];
+    or_die(check_profile_name(profile));
+    or_die(mcpd::check_server_name(name));
+    Db db = or_die(open_state(or_die(prepare_home())));
+    mcpd::Shelf shelf(db);
+    if (give) {
+        or_die(shelf.give(profile, name));
+        std::printf("profile %s has MCP server %s\n", profile.c_str(), name.c_str());
+    } else {
+        or_die(shelf.drop(profile, name));
+        std::printf("profile %s no longer has MCP server %s\n", profile.c_str(), name.c_str());
+    }
+    return 0;
+}
+
+std::string describe_sampling(const mcpd::Sampling& s) {
+    return format("at most %d tokens a completion and %d completions a run, written by %s",
+                  s.max_tokens, s.per_run,
+                  s.model.empty() ? "the session's first model" : s.model.c_str());
+}
+
+int sampling_command(int argc, const char* const* argv) {
+    const CommandSpec spec{
+        "sion-mcp sampling",
+        "sion-mcp sampling NAME [--max-tokens N] [--per-run N] [--model M]\n"
+        "sion-mcp sampling NAME --off",
+        "Let the server ask the session's model for completions (sampling), within limits; --off\n"
+        "takes that back. Sampling is off for every server until this allows it.",
+        {
+            {"max-tokens", 0, "N", "tokens a completion, at most (1000)"},
+            {"per-run", 0, "N", "completions a run, at most (5)"},
+            {"model", 0, "M", "provider:model that writes them (the session's first)"},
+            {"off", 0, nullptr, "no sampling for this server"},
+        },
+    };
+    Args args = parse_args_or_exit(spec, argc, argv);
+    const char* name = name_operand(args, "sion-mcp sampling NAME [options]");
+    no_more_operands(args, 1);
+    auto count = [&](const char* option, int fallback) {
+        auto v = args.value(option);
+        if (!v)
+            return fallback;
+        char* end = nullptr;
+        long n = std::strtol(v->c_str(), &end, 10);
+        if (v->empty() || *end != '\0' || n < 1 || n > 1000000)
+            die(usage_error(std::string("--") + option + " takes a number from 1 to 1000000, not '"
+                            + *v + "'"));
+        return static_cast<int>(n);
+    };
+    std::optional<mcpd::Sampling> sampling;
+    if (!args.has("off")) {
+        sampling.emplace();
+        sampling->max_tokens = count("max-tokens", mcpd::k_default_sampling_tokens);
+        sampling->per_run = count("per-run", mcpd::k_default_sampling_per_run);
+        if (auto model = args.value("model"))
+            sampling->model = or_die(models::kept_model_spec(*model));
+    } else if (args.has("max-tokens") || args.has("per-run") || args.has("model")) {
+        die(usage_error("--off takes no limits"));
+    }
+    Db db = or_die(open_state(or_die(prepare_home())));
+    or_die(mcpd::Shelf(db).set_sampling(name, sampling));
+    if (sampling)
+        std::printf("MCP server %s may ask for sampling: %s\n", name,
+                    describe_sampling(*sampling).c_str());
+    else
+        std::printf("MCP server %s may not ask for sampling\n", name);
+    return 0;
+}
+
+} // namespace sion::mcp_cmd

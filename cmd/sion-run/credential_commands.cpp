@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: MIT
+// sion-run credential add|list|remove: the sealed credentials (lib/secrets.hpp) that providers,
+// tools and servers look their variables up in when the environment does not set them.
+#include "cmd/sion-run/commands.hpp"
+#include "lib/crypto.hpp"
+#include "lib/home.hpp"
+#include "lib/log.hpp"
+#include "lib/secrets.hpp"
+
+#include <termios.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+
+namespace sion::run_cmd {
+
+namespace {
+
+// The most read of a value: one byte more than the store keeps, so a longer one is told apart.
+constexpr size_t k_max_read = (size_t{64} << 10) + 1;
+
+// One line from fd 0, without its end; "" at once at the end of input.
+Result<std::string> read_line() {
+    std::string line;
+    char c = 0;
+    while (line.size() <= k_max_read) {
+        ssize_t n = ::read(STDIN_FILENO, &c, 1);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return sys_error(Exit::io, errno, "cannot read the value");
+        if (n == 0 || c == '\n')
+            break;
+        line += c;
+    }
+    if (!line.empty() && line.back() == '\r')
+        line.pop_back();
+    return line;
+}
+
+// The value typed on the terminal, not shown as it is typed. Echo goes off before the prompt is
+// shown, so nothing typed after it can be echoed, and nothing typed is thrown away.
+Result<std::string> read_hidden(const std::string& name) {
+    termios before{};
+    bool hidden = ::tcgetattr(STDIN_FILENO, &before) == 0;
+    if (hidden) {
+        termios quiet = before;
+        quiet.c_lflag &= ~static_cast<tcflag_t>(ECHO);
+        quiet.c_lflag |= ECHONL;
+        hidden = ::tcsetattr(STDIN_FILENO, TCSANOW, &quiet) == 0;
+    }
+    std::fprintf(stderr, "%s: ", name.c_str());
+    std::fflush(stderr);
+    auto line = read_line();
+    if (hidden)
+        (void)::tcsetattr(STDIN_FILENO, TCSANOW, &before);
+    return line;
+}
+
+std::string check_name(const std::string& name) {
+    if (!secrets::valid_name(name))
+        die(usage_error("invalid credential name '" + name
+                        + "': use uppercase letters, digits and '_', as a variable's name"));
+    return name;
+}
+
+int add(const std::string& name, const secrets::Store& store) {
+    std::string value = or_die(::isatty(STDIN_FILENO) ? read_hidden(name) : read_line());
+    if (value.empty())
+        die(make_error(Exit::data, "no value given for '%s'", name.c_str()));
+    if (!secrets::valid_value(value)) {
+        wipe(value);
+        die(make_error(Exit::data, "the value for '%s' is not one line of text of at most 64 KiB",
+                       name.c_str()));
+    }
+    Status kept = store.set(name, value);
+    wipe(value);
+    or_die(kept);
+    const char* env = std::getenv(name.c_str());
+    if (env != nullptr && *env != '\0')
+        log_error("note: %s is set in the environment too, and its value is the one used",
+                  name.c_str());
+    return 0;
+}
+
+} // namespace
+
+int credential_command(int argc, const char* const* argv) {
+    const CommandSpec spec{
+        "sion-run credential",
+        "sion-run credential add NAME\n"
+        "sion-run credential list\n"
+        "sion-run credential remove NAME",
+        "Keep a credential sealed on this machine, for the variable NAME: add reads its value\n"
+        "from the terminal without showing it (or one line of standard input), list prints the\n"
+        "names kept, never their values, and remove forgets one. A variable set in the\n"
+        "environment wins over the value kept.",
+        {},
+    };
+    Args args = parse_args_or_exit(spec, argc, argv);
+    const auto& ops = args.operands();
+    if (ops.empty())
+        die(usage_error("a command is needed: add, list or remove (see --help)"));
+    const std::string& what = ops[0];
+    size_t want = what == "list" ? 1 : 2;
+    if (what != "add" && what != "list" && what != "remove")
+        die(usage_error("unknown command '" + what + "': give add, list or remove"));
+    if (ops.size() < want)
+        die(usage_error("give the credential's name: sion-run credential " + what + " NAME"));
+    if (ops.size() > want)
+        die(usage_error("unexpected operand '" + ops[want] + "'"));
+    std::string home = or_die(prepare_home());
+    if (what == "list") {
+        secrets::Store store = or_die(secrets::Store::open(home, false));
+        for (const auto& name : or_die(store.names()))
+            std::printf("%s\n", name.c_str());
+        return 0;
+    }
+    std::string name = check_name(ops[1]);
+    secrets::Store store = or_die(secrets::Store::open(home, what == "add"));
+    if (what == "add")
+        return add(name, store);
+    if (!or_die(store.remove(name)))
+        die(make_error(Exit::no_input, "no credential '%s'", name.c_str()));
+    return 0;
+}
+
+} // namespace sion::run_cmd

@@ -1,0 +1,511 @@
+// SPDX-License-Identifier: MIT
+// Model providers' HTTP: reach checks, keys and rests, one request whole or streamed.
+#include "lib/models/wire.hpp"
+
+#include "lib/json.hpp"
+#include "lib/secrets.hpp"
+#include "lib/text.hpp"
+#include "lib/utf8.hpp"
+#include "lib/version.hpp"
+
+#include <curl/curl.h>
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+namespace sion::models {
+
+namespace {
+
+constexpr int64_t k_max_hint_ms = 3'600'000;
+constexpr size_t k_max_error_body = size_t{64} << 10;
+constexpr size_t k_max_message = 300;
+constexpr int64_t k_default_timeout_s = 600;
+
+// --- URLs and addresses ---------------------------------------------------------------------
+
+struct UrlParts {
+    std::string scheme;
+    std::string host; // without an IPv6 literal's brackets
+};
+
+struct CurlUrlDeleter {
+    void operator()(CURLU* u) const { curl_url_cleanup(u); }
+};
+
+std::optional<std::string> url_part(CURLU* u, CURLUPart part) {
+    char* text = nullptr;
+    if (curl_url_get(u, part, &text, 0) != CURLUE_OK || text == nullptr)
+        return std::nullopt;
+    std::string out = text;
+    curl_free(text);
+    return out;
+}
+
+std::optional<UrlParts> split_url(std::string_view url) {
+    std::unique_ptr<CURLU, CurlUrlDeleter> u(curl_url());
+    if (!u || curl_url_set(u.get(), CURLUPART_URL, std::string(url).c_str(), 0) != CURLUE_OK)
+        return std::nullopt;
+    auto scheme = url_part(u.get(), CURLUPART_SCHEME);
+    auto host = url_part(u.get(), CURLUPART_HOST);
+    if (!scheme || !host || host->empty() || (*scheme != "http" && *scheme != "https"))
+        return std::nullopt;
+    if (host->front() == '[' && host->back() == ']')
+        *host = host->substr(1, host->size() - 2);
+    return UrlParts{*scheme, *host};
+}
+
+enum class Kind { global, loopback, local };
+
+Kind kind_of_v4(uint32_t a) {
+    auto in = [a](uint32_t net, int bits) { return (a >> (32 - bits)) == (net >> (32 - bits)); };
+    if (in(0x7F000000, 8))
+        return Kind::loopback;
+    // This network, private networks, CGNAT, link-local, IETF and benchmarking blocks, multicast
+    // and reserved: none is on the internet, all may be someone's own.
+    if (in(0x00000000, 8) || in(0x0A000000, 8) || in(0x64400000, 10) || in(0xA9FE0000, 16)
+        || in(0xAC100000, 12) || in(0xC0000000, 24) || in(0xC0A80000, 16) || in(0xC6120000, 15)
+        || in(0xE0000000, 4) || in(0xF0000000, 4))
+        return Kind::local;
+    return Kind::global;
+}
+
+Kind kind_of(const sockaddr* sa) {
+    if (sa->sa_family == AF_INET) {
+        const auto* v4 = reinterpret_cast<const sockaddr_in*>(sa);
+        return kind_of_v4(ntohl(v4->sin_addr.s_addr));
+    }
+    const auto* v6 = reinterpret_cast<const sockaddr_in6*>(sa);
+    const unsigned char* b = v6->sin6_addr.s6_addr;
+    static const unsigned char loopback[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+    static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF};
+    if (std::memcmp(b, loopback, 16) == 0)
+        return Kind::loopback;
+    if (std::memcmp(b, mapped, 12) == 0)
+        return kind_of_v4((uint32_t{b[12]} << 24) | (uint32_t{b[13]} << 16) | (uint32_t{b[14]} << 8)
+                          | b[15]);
+    bool unspecified = std::all_of(b, b + 16, [](unsigned char c) { return c == 0; });
+    // Unique-local fc00::/7, link-local fe80::/10, multicast ff00::/8.
+    if (unspecified || (b[0] & 0xFE) == 0xFC || (b[0] == 0xFE && (b[1] & 0xC0) == 0x80)
+        || b[0] == 0xFF)
+        return Kind::local;
+    return Kind::global;
+}
+
+std::string address_text(const sockaddr* sa) {
+    char buf[INET6_ADDRSTRLEN] = "";
+    const void* where =
+        sa->sa_family == AF_INET
+            ? static_cast<const void*>(&reinterpret_cast<const sockaddr_in*>(sa)->sin_addr)
+            : static_cast<const void*>(&reinterpret_cast<const sockaddr_in6*>(sa)->sin6_addr);
+    ::inet_ntop(sa->sa_family, where, buf, sizeof buf);
+    return buf;
+}
+
+struct AddrInfoDeleter {
+    void operator()(addrinfo* a) const { freeaddrinfo(a); }
+};
+
+Status check_address(const std::string& url, const UrlParts& parts, const sockaddr* sa,
+                     Reach reach) {
+    Kind kind = kind_of(sa);
+    if (kind == Kind::local && reach != Reach::network)
+        return make_error(Exit::config,
+                          "refusing '%s': %s is a private address, which only local: reaches",
+                          url.c_str(), address_text(sa).c_str());
+    if (kind == Kind::global && parts.scheme == "http")
+        return make_error(Exit::config,
+                          "refusing '%s': plain http goes only to this machine%s: use https",
+                          url.c_str(), reach == Reach::network ? " and its network" : "");
+    return {};
+}
+
+// Resolves `host`; numbers are taken as they are.
+Result<std::unique_ptr<addrinfo, AddrInfoDeleter>>
+resolve(const std::string& url, const std::string& host, bool numeric_only) {
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = numeric_only ? AI_NUMERICHOST : 0;
+    addrinfo* found = nullptr;
+    int rc = ::getaddrinfo(host.c_str(), nullptr, &hints, &found);
+    if (rc != 0)
+        return make_error(Exit::unavailable, "cannot reach '%s': cannot resolve '%s': %s",
+                          url.c_str(), host.c_str(), gai_strerror(rc));
+    return std::unique_ptr<addrinfo, AddrInfoDeleter>(found);
+}
+
+// --- messages -------------------------------------------------------------------------------
+
+const char* status_words(int status) {
+    switch (status) {
+    case 400:
+        return "Bad Request";
+    case 401:
+        return "Unauthorized";
+    case 402:
+        return "Payment Required";
+    case 403:
+        return "Forbidden";
+    case 404:
+        return "Not Found";
+    case 408:
+        return "Request Timeout";
+    case 409:
+        return "Conflict";
+    case 413:
+        return "Content Too Large";
+    case 422:
+        return "Unprocessable Content";
+    case 429:
+        return "Too Many Requests";
+    case 500:
+        return "Internal Server Error";
+    case 502:
+        return "Bad Gateway";
+    case 503:
+        return "Service Unavailable";
+    case 504:
+        return "Gateway Timeout";
+    case 529:
+        return "Overloaded";
+    default:
+        return "no message";
+    }
+}
+
+// One line of printable text, cut at a character boundary.
+std::string one_line(std::string_view text) {
+    std::string out;
+    for (char c : text) {
+        if (out.size() >= k_max_message)
+            break;
+        auto u = static_cast<unsigned char>(c);
+        out += u < 0x20 || u == 0x7F ? ' ' : c;
+    }
+    while (!out.empty() && invalid_utf8_at(out) != std::string::npos)
+        out.pop_back();
+    size_t first = out.find_first_not_of(' ');
+    size_t last = out.find_last_not_of(' ');
+    return first == std::string::npos ? std::string() : out.substr(first, last - first + 1);
+}
+
+// What a message must not show: the values of the request's headers long enough to be secrets.
+std::vector<std::string> secrets_of(const HttpHeaders& headers) {
+    std::vector<std::string> out;
+    for (const auto& [name, value] : headers.entries()) {
+        std::string_view v = value;
+        if (v.size() > 7 && (v.substr(0, 7) == "Bearer " || v.substr(0, 7) == "bearer "))
+            out.emplace_back(v.substr(7));
+        if (v.size() >= 8)
+            out.emplace_back(v);
+    }
+    return out;
+}
+
+std::string redacted(std::string message, const std::vector<std::string>& secrets) {
+    for (const std::string& s : secrets) {
+        if (s.size() < 8)
+            continue;
+        for (size_t at = message.find(s); at != std::string::npos; at = message.find(s, at))
+            message.replace(at, s.size(), "[redacted]");
+    }
+    return message;
+}
+
+int64_t unix_ms() {
+    using namespace std::chrono;
+    return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
+std::chrono::milliseconds timeout_from_environment() {
+    const char* text = std::getenv("SION_MODEL_TIMEOUT");
+    char* end = nullptr;
+    long long seconds = text != nullptr ? std::strtoll(text, &end, 10) : 0;
+    if (text == nullptr || *text == '\0' || *end != '\0' || seconds <= 0 || seconds > 86'400)
+        seconds = k_default_timeout_s;
+    return std::chrono::seconds(seconds);
+}
+
+bool is_2xx(int status) {
+    return status >= 200 && status < 300;
+}
+
+bool is_event_stream(const HttpHeaders& headers) {
+    auto type = headers.get("Content-Type");
+    return type && type->substr(0, 17) == "text/event-stream";
+}
+
+} // namespace
+
+int64_t steady_ms() {
+    using namespace std::chrono;
+    return duration_cast<milliseconds>(steady_clock::now().time_since_epoch()).count();
+}
+
+Result<std::string> base_url_from(std::string_view variable, std::string_view fallback,
+                                  Reach reach) {
+    SION_TRY(auto given, secrets::lookup(variable));
+    std::string url = given ? *given : std::string(fallback);
+    while (!url.empty() && url.back() == '/')
+        url.pop_back();
+    auto parts = split_url(url);
+    if (!parts)
+        return make_error(Exit::config, "%.*s '%s' is not an http or https URL",
+                          static_cast<int>(variable.size()), variable.data(), url.c_str());
+    // A host given by number is judged now; a name only once it is resolved, at each call.
+    if (auto numeric = resolve(url, parts->host, true))
+        for (addrinfo* a = numeric->get(); a != nullptr; a = a->ai_next)
+            SION_CHECK(check_address(url, *parts, a->ai_addr, reach));
+    return url;
+}
+
+Status check_reach(std::string_view url, Reach reach) {
+    std::string shown = redact_url(url);
+    auto parts = split_url(url);
+    if (!parts)
+        return make_error(Exit::config, "refusing '%s': not an http or https URL", shown.c_str());
+    SION_TRY(auto found, resolve(shown, parts->host, false));
+    for (addrinfo* a = found.get(); a != nullptr; a = a->ai_next)
+        if (a->ai_family == AF_INET || a->ai_family == AF_INET6)
+            SION_CHECK(check_address(shown, *parts, a->ai_addr, reach));
+    return {};
+}
+
+// --- keys -----------------------------------------------------------------------------------
+
+KeyRing::KeyRing(std::string variable, std::string_view value) : m_variable(std::move(variable)) {
+    while (!value.empty()) {
+        size_t comma = value.find(',');
+        std::string_view one = value.substr(0, comma);
+        value = comma == std::string_view::npos ? std::string_view() : value.substr(comma + 1);
+        while (!one.empty() && (one.front() == ' ' || one.front() == '\t'))
+            one.remove_prefix(1);
+        while (!one.empty() && (one.back() == ' ' || one.back() == '\t'))
+            one.remove_suffix(1);
+        if (!one.empty())
+            m_keys.push_back(Key{std::string(one), 0, std::nullopt});
+    }
+}
+
+std::vector<size_t> KeyRing::next_call(int64_t now) {
+    std::vector<size_t> order;
+    if (m_keys.empty())
+        return order;
+    size_t start = m_start % m_keys.size();
+    m_start = start + 1;
+    for (size_t k = 0; k < m_keys.size(); ++k) {
+        size_t i = (start + k) % m_keys.size();
+        if (!resting(i, now))
+            order.push_back(i);
+    }
+    return order;
+}
+
+void KeyRing::rest(size_t i, int64_t until, Error why) {
+    m_keys[i].resting_until = until;
+    m_keys[i].why = std::move(why);
+}
+
+bool KeyRing::resting(size_t i, int64_t now) const {
+    return m_keys[i].resting_until > now;
+}
+
+Error KeyRing::resting_error() const {
+    const Key* first = nullptr;
+    for (const Key& k : m_keys)
+        if (k.why && (first == nullptr || k.resting_until < first->resting_until))
+            first = &k;
+    std::string what = format("every key in %s is resting", m_variable.c_str());
+    if (first == nullptr)
+        return Error(Exit::unavailable, what);
+    return Error(first->why->exit(), what + " after " + first->why->message());
+}
+
+// --- requests -------------------------------------------------------------------------------
+
+Wire::Wire(Reach reach, Clock clock)
+    : m_reach(reach), m_clock(std::move(clock)), m_timeout(timeout_from_environment()) {}
+
+Result<WireReply> Wire::send(const WireRequest& request) {
+    m_last_status = 0;
+    m_last_retry_ms = 0;
+    SION_CHECK(check_reach(request.url, m_reach));
+    if (!m_client) {
+        SION_TRY(HttpClient client, HttpClient::make());
+        m_client.emplace(std::move(client));
+    }
+    HttpRequest http;
+    http.method = request.method;
+    http.url = request.url;
+    http.headers = request.headers;
+    if (!http.headers.has("User-Agent"))
+        http.headers.add("User-Agent", std::string("sion/") + version());
+    http.body = request.body;
+    http.timeout = m_timeout;
+    http.max_response_size = size_t{64} << 20;
+
+    WireReply reply;
+    std::string error_body;
+    SseDecoder decoder;
+    std::optional<Error> stopped;
+    enum class Mode { whole, events, chunks } mode = Mode::whole;
+    http.on_headers = [&](const HttpResponse& head) {
+        reply.status = head.status;
+        reply.headers = head.headers;
+        if (is_2xx(head.status) && request.on_event && is_event_stream(head.headers))
+            mode = Mode::events;
+        else if (is_2xx(head.status) && request.on_chunk && !request.on_event)
+            mode = Mode::chunks;
+        return true;
+    };
+    http.on_body = [&](std::string_view chunk) {
+        if (!is_2xx(reply.status)) {
+            error_body.append(
+                chunk.substr(0, k_max_error_body - std::min(k_max_error_body, error_body.size())));
+            return true;
+        }
+        if (mode == Mode::whole) {
+            reply.body.append(chunk);
+            return true;
+        }
+        if (mode == Mode::chunks) {
+            Status s = request.on_chunk(chunk);
+            if (!s)
+                stopped = std::move(s).error();
+            return !stopped;
+        }
+        if (Status fed = decoder.feed(chunk); !fed) {
+            stopped = Error(Exit::unavailable, "the answer is malformed: " + fed.error().message());
+            return false;
+        }
+        while (auto event = decoder.next()) {
+            Status s = request.on_event(*event);
+            if (!s) {
+                stopped = std::move(s).error();
+                return false;
+            }
+        }
+        return true;
+    };
+    const std::vector<std::string> secrets = secrets_of(request.headers);
+    auto sent = m_client->send(http);
+    if (stopped) {
+        m_last_status = reply.status;
+        return Error(stopped->exit(), redacted(stopped->message(), secrets));
+    }
+    if (!sent) {
+        Exit exit = sent.error().exit() == Exit::software ? Exit::software : Exit::unavailable;
+        std::string why = sent.error().message();
+        if (is_2xx(reply.status))
+            why = "the answer was cut off: " + why;
+        return Error(exit, redacted(why, secrets));
+    }
+    m_last_status = sent->status;
+    if (!is_2xx(sent->status)) {
+        m_last_retry_ms = retry_hint_ms(sent->headers, unix_ms());
+        std::string said = provider_message(error_body);
+        if (said.empty())
+            said = status_words(sent->status);
+        return Error(exit_for_http_status(sent->status),
+                     redacted(format("HTTP %d: %s", sent->status, said.c_str()), secrets));
+    }
+    reply.status = sent->status;
+    reply.streamed = mode != Mode::whole;
+    reply.mid_event = mode == Mode::events && decoder.mid_event();
+    return reply;
+}
+
+void Wire::note_failure(const Error& error) {
+    if (m_last_retry_ms > 0 && worth_another_model(error)) {
+        m_quiet_until = now() + m_last_retry_ms;
+        m_quiet_error = error;
+    }
+}
+
+Result<Answer>
+Wire::with_keys(KeyRing& keys,
+                const std::function<Result<Answer>(const std::string& key)>& attempt) {
+    if (m_quiet_error && now() < m_quiet_until)
+        return *m_quiet_error;
+    m_quiet_error.reset();
+    if (keys.empty()) {
+        auto answer = attempt("");
+        if (!answer)
+            note_failure(answer.error());
+        return answer;
+    }
+    std::vector<size_t> order = keys.next_call(now());
+    if (order.empty())
+        return keys.resting_error();
+    for (size_t k = 0; k < order.size(); ++k) {
+        auto answer = attempt(keys.key(order[k]));
+        if (answer)
+            return answer;
+        int status = m_last_status;
+        bool limited = status == 429;
+        bool refused = status >= 401 && status <= 403;
+        if (keys.size() < 2 || (!limited && !refused)) {
+            note_failure(answer.error());
+            return answer;
+        }
+        int64_t rest = limited ? std::max(KeyRing::k_limited_rest_ms, m_last_retry_ms)
+                               : KeyRing::k_refused_rest_ms;
+        keys.rest(order[k], now() + rest, answer.error());
+        if (k + 1 == order.size())
+            return answer;
+    }
+    return keys.resting_error();
+}
+
+std::string provider_message(std::string_view body) {
+    auto doc = Json::parse(body);
+    if (!doc) {
+        std::string_view first = body.substr(0, body.find('\n'));
+        if (first.empty() || first.front() == '<')
+            return {};
+        return one_line(first);
+    }
+    JsonView root = doc->view();
+    // A list of errors (Google's older answers) says it in its first.
+    if (root.is_array())
+        root = root.at(0);
+    for (JsonView candidate : {root.get("error").get("message"), root.get("error"),
+                               root.get("message"), root.get("Message"), root.get("detail")})
+        if (candidate.is_string())
+            return one_line(*candidate.as_string());
+    return {};
+}
+
+int64_t retry_hint_ms(const HttpHeaders& headers, int64_t now_unix_ms) {
+    int64_t hint = 0;
+    if (auto ms = headers.get("retry-after-ms")) {
+        std::string text(*ms);
+        char* end = nullptr;
+        double value = std::strtod(text.c_str(), &end);
+        if (!text.empty() && *end == '\0' && value > 0)
+            hint = value >= static_cast<double>(k_max_hint_ms) ? k_max_hint_ms
+                                                               : static_cast<int64_t>(value);
+    } else if (auto after = headers.get("retry-after")) {
+        std::string text(*after);
+        bool digits =
+            !text.empty() && text.size() <= 9
+            && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+        if (digits) {
+            hint = std::stoll(text) * 1000;
+        } else if (time_t when = curl_getdate(text.c_str(), nullptr); when > 0) {
+            hint = static_cast<int64_t>(when) * 1000 - now_unix_ms;
+        }
+    }
+    return std::clamp<int64_t>(hint, 0, k_max_hint_ms);
+}
+
+} // namespace sion::models

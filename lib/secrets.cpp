@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: MIT
+// The sealed credential store: one JSON object in a SealedFile, read whole and written whole.
+#include "lib/secrets.hpp"
+
+#include "lib/crypto.hpp"
+#include "lib/home.hpp"
+#include "lib/json.hpp"
+#include "lib/utf8.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+
+namespace sion::secrets {
+
+namespace {
+
+constexpr size_t k_max_name = 128;
+constexpr size_t k_max_value = size_t{64} << 10;
+
+bool exists(const std::string& path) {
+    struct stat st {};
+
+    return ::lstat(path.c_str(), &st) == 0;
+}
+
+// The plaintext is wiped once parsed: only the tree holds the values from then on.
+Result<Json> parse_store(std::string plaintext, const std::string& path) {
+    if (plaintext.empty())
+        return Json::object();
+    auto doc = Json::parse(plaintext);
+    wipe(plaintext);
+    if (!doc || !doc->view().is_object())
+        return make_error(Exit::data, "cannot read credentials '%s': not a JSON object",
+                          path.c_str());
+    for (JsonView member : doc->view())
+        if (!member.is_string())
+            return make_error(Exit::data, "cannot read credentials '%s': '%.*s' is not a string",
+                              path.c_str(), static_cast<int>(member.key().size()),
+                              member.key().data());
+    return doc;
+}
+
+} // namespace
+
+bool valid_name(std::string_view name) {
+    if (name.empty() || name.size() > k_max_name || (name[0] >= '0' && name[0] <= '9'))
+        return false;
+    return std::all_of(name.begin(), name.end(), [](char c) {
+        return (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+    });
+}
+
+bool valid_value(std::string_view value) {
+    return !value.empty() && value.size() <= k_max_value
+           && value.find_first_of(std::string_view("\r\n\0", 3)) == std::string_view::npos
+           && invalid_utf8_at(value) == std::string_view::npos;
+}
+
+Result<Store> Store::open(const std::string& home, bool create) {
+    std::string agents = home + "/agents";
+    std::string key = agents + "/secrets.key";
+    if (create) {
+        if (::mkdir(agents.c_str(), 0700) != 0 && errno != EEXIST)
+            return sys_error(Exit::os, errno, "cannot create directory '%s'", agents.c_str());
+    } else if (!exists(key)) {
+        key.clear();
+    }
+    return Store(agents + "/secrets.bin", std::move(key));
+}
+
+namespace {
+
+Result<SealedFile> sealed(const std::string& path, const std::string& key_path) {
+    SION_TRY(SealingKey key, SealingKey::from_file(key_path));
+    return SealedFile(path, std::move(key));
+}
+
+Result<Json> read_store(const std::string& path, const std::string& key_path) {
+    if (key_path.empty()) {
+        if (exists(path))
+            return make_error(Exit::data,
+                              "cannot read credentials '%s': its key file secrets.key is missing",
+                              path.c_str());
+        return Json::object();
+    }
+    SION_TRY(SealedFile file, sealed(path, key_path));
+    auto plaintext = file.read();
+    if (!plaintext)
+        return plaintext.error().context("cannot read credentials '" + path + "'");
+    return parse_store(std::move(*plaintext), path);
+}
+
+Status write_store(const std::string& path, const std::string& key_path, const Json& store) {
+    SION_TRY(SealedFile file, sealed(path, key_path));
+    std::string text = store.dump();
+    Status written = file.write(text);
+    wipe(text);
+    return written;
+}
+
+} // namespace
+
+Result<std::vector<std::string>> Store::names() const {
+    SION_TRY(Json store, read_store(m_path, m_key_path));
+    std::vector<std::string> out;
+    for (JsonView member : store.view())
+        out.emplace_back(member.key());
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+Result<std::optional<std::string>> Store::get(std::string_view name) const {
+    SION_TRY(Json store, read_store(m_path, m_key_path));
+    auto value = store.view().string(name);
+    if (!value)
+        return std::optional<std::string>();
+    return std::optional<std::string>(std::string(*value));
+}
+
+Status Store::set(std::string_view name, std::string_view value) const {
+    if (!valid_name(name))
+        return make_error(Exit::usage, "invalid credential name '%.*s': use A-Z, 0-9 and '_'",
+                          static_cast<int>(name.size()), name.data());
+    if (!valid_value(value))
+        return make_error(Exit::usage, "invalid value for '%.*s': give one line of text",
+                          static_cast<int>(name.size()), name.data());
+    if (m_key_path.empty())
+        return make_error(Exit::software, "credentials '%s' were opened read-only", m_path.c_str());
+    SION_TRY(Json store, read_store(m_path, m_key_path));
+    store.set(name, value);
+    return write_store(m_path, m_key_path, store);
+}
+
+Result<bool> Store::remove(std::string_view name) const {
+    SION_TRY(Json store, read_store(m_path, m_key_path));
+    if (!store.get(name).exists())
+        return false;
+    (void)store.take(name);
+    SION_CHECK(write_store(m_path, m_key_path, store));
+    return true;
+}
+
+Result<std::optional<std::string>> lookup(std::string_view name) {
+    std::string key(name);
+    const char* env = std::getenv(key.c_str());
+    if (env != nullptr && *env != '\0')
+        return std::optional<std::string>(env);
+    SION_TRY(std::string home, resolve_home());
+    if (!exists(home + "/agents/secrets.bin"))
+        return std::optional<std::string>();
+    SION_TRY(Store store, Store::open(home, false));
+    return store.get(name);
+}
+
+} // namespace sion::secrets

@@ -1,0 +1,760 @@
+// SPDX-License-Identifier: MIT
+#include "mcpd/client.hpp"
+
+#include "lib/fd.hpp"
+#include "lib/rpc/uv_connection.hpp"
+#include "lib/text.hpp"
+#include "lib/version.hpp"
+
+#include <csignal>
+#include <cerrno>
+#include <fcntl.h>
+#include <map>
+#include <unistd.h>
+
+namespace sion::mcpd {
+
+namespace {
+
+constexpr std::chrono::milliseconds k_probe_timeout{10000};
+constexpr std::chrono::milliseconds k_min_timeout{100};
+constexpr std::chrono::milliseconds k_kill_after{1000};
+constexpr size_t k_max_listed = 10000;
+constexpr int k_max_pages = 1000;
+
+constexpr std::string_view k_meta_version = "io.modelcontextprotocol/protocolVersion";
+constexpr std::string_view k_meta_capabilities = "io.modelcontextprotocol/clientCapabilities";
+constexpr std::string_view k_meta_client = "io.modelcontextprotocol/clientInfo";
+constexpr std::string_view k_meta_server = "io.modelcontextprotocol/serverInfo";
+
+Json client_info() {
+    Json info = Json::object();
+    info.set("name", "sion");
+    info.set("version", version());
+    return info;
+}
+
+// `params` as an object (a copy of it, or a new one).
+Json object_of(JsonView params) {
+    return params.is_object() ? Json::copy_of(params) : Json::object();
+}
+
+template <typename T> void close_and_delete(T* handle) {
+    uv_close(reinterpret_cast<uv_handle_t*>(handle),
+             [](uv_handle_t* h) { delete reinterpret_cast<T*>(h); });
+}
+
+} // namespace
+
+struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
+    // One request of the client's, across its input_required rounds.
+    struct Open {
+        std::string method;
+        Json params;
+        std::function<void(Result<Json>)> done;
+        int64_t id = 0; // of the round on the wire
+        int rounds = 0;
+        std::string progress_token;
+        uv_timer_t* timer = nullptr;
+        bool finished = false;
+    };
+
+    // What a request's timer knows of it.
+    struct TimerCtx {
+        std::weak_ptr<Impl> self;
+        int64_t serial;
+        std::chrono::milliseconds timeout;
+    };
+
+    uv_loop_t* loop = nullptr;
+    ClientOptions options;
+    ClientEvents events;
+    std::optional<Child> child;
+    Fd pid_watch;
+    uv_poll_t* exited = nullptr;
+    uv_timer_t* kill_timer = nullptr;
+    std::unique_ptr<rpc::UvConnection> conn;
+    std::map<int64_t, std::shared_ptr<Open>> open; // by a serial of our own
+    int64_t next_serial = 1;
+    std::string protocol; // once connected
+    bool modern = false;
+    bool ended = false;  // the process or its pipes went away
+    bool closing = false;
+    std::optional<ExitStatus> exit_status;
+    std::string output_closed; // how its output ended, once it has
+    bool killed = false;       // by us, a second after its output closed
+    int asks_this_call = 0; // legacy: what the server asked while requests were open
+    int asking = 0;         // questions to a person or the model not answered yet
+    std::shared_ptr<Impl> keep_alive;
+
+    std::string who() const { return "MCP server " + options.name; }
+
+    Json capabilities() const {
+        Json caps = Json::object();
+        if (options.can_elicit) {
+            Json e = Json::object();
+            e.set("form", Json::object());
+            e.set("url", Json::object());
+            caps.set("elicitation", std::move(e));
+        }
+        if (options.can_sample)
+            caps.set("sampling", Json::object());
+        if (!options.root.empty())
+            caps.set("roots", Json::object());
+        return caps;
+    }
+
+    Json with_meta(Json params) const {
+        if (!modern)
+            return params;
+        Json meta = params.take("_meta");
+        if (!meta.view().is_object())
+            meta = Json::object();
+        meta.set(k_meta_version, k_modern_protocol);
+        meta.set(k_meta_capabilities, capabilities());
+        meta.set(k_meta_client, client_info());
+        params.set("_meta", std::move(meta));
+        return params;
+    }
+
+    Json roots() const {
+        Json list = Json::array();
+        if (!options.root.empty()) {
+            Json r = Json::object();
+            r.set("uri", std::string_view(options.root));
+            r.set("name", "workspace");
+            list.push(std::move(r));
+        }
+        Json result = Json::object();
+        result.set("roots", std::move(list));
+        return result;
+    }
+
+    // -- the process ---------------------------------------------------------------------------
+
+    Status watch_exit() {
+        int dup = ::fcntl(child->pidfd(), F_DUPFD_CLOEXEC, 3);
+        if (dup < 0)
+            return sys_error(Exit::os, errno, "cannot watch the server's process");
+        pid_watch = Fd(dup);
+        exited = new uv_poll_t;
+        if (int rc = uv_poll_init(loop, exited, pid_watch.get()); rc != 0) {
+            delete exited;
+            exited = nullptr;
+            return Error(Exit::os, std::string("cannot watch the server's process: ")
+                                       + uv_strerror(rc));
+        }
+        exited->data = this;
+        uv_poll_start(exited, UV_READABLE, [](uv_poll_t* h, int, int) {
+            static_cast<Impl*>(h->data)->reap();
+        });
+        return {};
+    }
+
+    void reap() {
+        if (child) {
+            auto status = child->wait_for(std::chrono::milliseconds(0));
+            if (status && *status)
+                exit_status = **status;
+            else if (status)
+                return; // not yet
+        }
+        if (exited) {
+            uv_poll_stop(exited);
+            close_and_delete(exited);
+            exited = nullptr;
+        }
+        stop_timer();
+        gone();
+        release();
+    }
+
+    // The process ended or its output did. Once both have, every open request fails, with how
+    // the process ended; until then the other is waited for, a second at most: a process whose
+    // output closed is then killed, an output still open (a descendant holds it) closed. What
+    // the server wrote before it ended is read first.
+    void gone() {
+        if (ended || closing)
+            return;
+        if (!exited && !conn_open) {
+            end(Error(Exit::unavailable, end_words()));
+            return;
+        }
+        if (kill_timer)
+            return;
+        start_timer([](uv_timer_t* t) {
+            auto* self = static_cast<Impl*>(t->data);
+            if (self->exited) {
+                self->killed = true;
+                (void)self->child->kill_group(SIGKILL);
+                return; // reap() follows
+            }
+            self->stop_timer();
+            if (!self->closing)
+                self->end(Error(Exit::unavailable, self->end_words()));
+            self->release();
+        });
+    }
+
+    std::string end_words() const {
+        if (!output_closed.empty() && (killed || !exit_status))
+            return output_closed;
+        return who() + " ended" + exit_words();
+    }
+
+    std::string exit_words() const {
+        if (!exit_status)
+            return {};
+        if (exit_status->signal != 0)
+            return format(" (killed by signal %d)", exit_status->signal);
+        return format(" (its program exited with status %d)", exit_status->exit_code);
+    }
+
+    // The handles are all closed: the loop can let this go.
+    void release() {
+        if (!exited && !conn_open && !kill_timer && closing)
+            keep_alive.reset();
+    }
+    bool conn_open = false;
+
+    // The server went away, or stopped being one: every open request fails with `why`.
+    void end(const Error& why) {
+        if (ended)
+            return;
+        ended = true;
+        fail_open(why);
+        if (events.ended && !closing)
+            events.ended(why);
+        shut();
+    }
+
+    void fail_open(const Error& why) {
+        auto waiting = std::move(open);
+        open.clear();
+        for (auto& [serial, o] : waiting)
+            finish(*o, why);
+    }
+
+    // The connection closed, and the process killed if it has not ended within a second.
+    void shut() {
+        if (conn) {
+            conn->close();
+            conn.reset();
+            conn_open = false;
+        }
+        if (child && exited && !kill_timer)
+            start_timer([](uv_timer_t* t) {
+                auto* self = static_cast<Impl*>(t->data);
+                if (self->exited)
+                    (void)self->child->kill_group(SIGKILL);
+            });
+    }
+
+    // The one timer of the process's end: `fire` runs k_kill_after from now.
+    void start_timer(uv_timer_cb fire) {
+        kill_timer = new uv_timer_t;
+        uv_timer_init(loop, kill_timer);
+        kill_timer->data = this;
+        uv_timer_start(kill_timer, fire, static_cast<uint64_t>(k_kill_after.count()), 0);
+    }
+
+    void stop_timer() {
+        if (!kill_timer)
+            return;
+        uv_timer_stop(kill_timer);
+        close_and_delete(kill_timer);
+        kill_timer = nullptr;
+    }
+
+    // -- requests ------------------------------------------------------------------------------
+
+    void finish(Open& o, Result<Json> answer) {
+        if (o.finished)
+            return;
+        o.finished = true;
+        if (o.timer) {
+            uv_timer_stop(o.timer);
+            delete static_cast<TimerCtx*>(o.timer->data);
+            close_and_delete(o.timer);
+            o.timer = nullptr;
+        }
+        auto done = std::move(o.done);
+        done(std::move(answer));
+    }
+
+    void send(const std::shared_ptr<Open>& o, int64_t serial) {
+        if (ended || closing || !conn) {
+            open.erase(serial);
+            finish(*o, Error(Exit::unavailable, who() + " is not running"));
+            return;
+        }
+        std::weak_ptr<Impl> weak = weak_from_this();
+        Json params = with_meta(Json::copy_of(o->params));
+        o->id = conn->call(o->method, params, [weak, o, serial](Result<rpc::Message> answer) {
+            auto self = weak.lock();
+            if (!self || o->finished)
+                return;
+            self->answered(o, serial, std::move(answer));
+        });
+    }
+
+    void answered(const std::shared_ptr<Open>& o, int64_t serial, Result<rpc::Message> answer) {
+        if (!answer) {
+            // The connection ended: end() fails everything with the reason.
+            return;
+        }
+        rpc::Message& m = *answer;
+        if (m.kind == rpc::Kind::error) {
+            open.erase(serial);
+            finish(*o, make_error(Exit::data, "%s refused '%s': %s (%d)", who().c_str(),
+                                  o->method.c_str(),
+                                  std::string(m.error_message).c_str(), m.error_code));
+            return;
+        }
+        if (!m.result.is_object()) {
+            open.erase(serial);
+            finish(*o, make_error(Exit::data, "%s answered '%s' with %s, not an object",
+                                  who().c_str(), o->method.c_str(), m.result.type_name()));
+            return;
+        }
+        auto type = m.result.string_or("resultType", "complete");
+        if (type && *type == "input_required") {
+            input_round(o, serial, Json::copy_of(m.result));
+            return;
+        }
+        open.erase(serial);
+        finish(*o, Json::copy_of(m.result));
+    }
+
+    // A modern server asks for input: get each thing it asks for, then make the request again.
+    void input_round(const std::shared_ptr<Open>& o, int64_t serial, Json result) {
+        if (++o->rounds > k_max_rounds) {
+            open.erase(serial);
+            finish(*o, make_error(Exit::data, "%s asked for input more than %d times in one call",
+                                  who().c_str(), k_max_rounds));
+            return;
+        }
+        JsonView asks = result.get("inputRequests");
+        if (asks.exists() && !asks.is_object()) {
+            open.erase(serial);
+            finish(*o, make_error(Exit::data, "%s asked for input with 'inputRequests' that is %s",
+                                  who().c_str(), asks.type_name()));
+            return;
+        }
+        if (asks.size() > static_cast<size_t>(k_max_asks)) {
+            open.erase(serial);
+            finish(*o, make_error(Exit::data,
+                                  "%s asked for %zu things in one round, more than %d",
+                                  who().c_str(), asks.size(), k_max_asks));
+            return;
+        }
+        struct Round {
+            Json responses = Json::object();
+            size_t waiting = 0;
+        };
+        auto round = std::make_shared<Round>();
+        round->waiting = asks.size() + 1; // +1 until every ask is sent
+        Json state = Json::copy_of(result.get("requestState"));
+        std::weak_ptr<Impl> weak = weak_from_this();
+        auto complete = [weak, o, serial, round, state = std::make_shared<Json>(std::move(state))]() {
+            if (--round->waiting != 0)
+                return;
+            auto self = weak.lock();
+            if (!self || o->finished)
+                return;
+            o->params.take("inputResponses");
+            o->params.take("requestState");
+            o->params.set("inputResponses", std::move(round->responses));
+            if (state->exists())
+                o->params.set("requestState", Json::copy_of(*state));
+            self->send(o, serial);
+        };
+        for (JsonView ask : asks) {
+            std::string key(ask.key());
+            auto method = ask.string("method");
+            Json params = Json::copy_of(ask.get("params"));
+            ask_client(method ? *method : std::string_view(), std::move(params),
+                       [round, key, complete](Result<Json> answer) {
+                           round->responses.set(key, answer ? std::move(*answer) : decline());
+                           complete();
+                       });
+        }
+        complete();
+    }
+
+    // `answer`, counted as awaited: while a person or the model is asked, no request of this
+    // server times out (that time is theirs, not the server's).
+    Answer waited_for(Answer answer) {
+        ++asking;
+        std::weak_ptr<Impl> weak = weak_from_this();
+        return [weak, answer = std::move(answer)](Result<Json> r) {
+            if (auto self = weak.lock())
+                --self->asking;
+            answer(std::move(r));
+        };
+    }
+
+    static Json decline() {
+        Json d = Json::object();
+        d.set("action", "decline");
+        return d;
+    }
+
+    // What the server asks of the client, in either era.
+    void ask_client(std::string_view method, Json params, Answer answer) {
+        if (method == "roots/list") {
+            answer(roots());
+            return;
+        }
+        if (method == "elicitation/create") {
+            if (!options.can_elicit || !events.elicit) {
+                answer(decline());
+                return;
+            }
+            events.elicit(std::move(params), waited_for(std::move(answer)));
+            return;
+        }
+        if (method == "sampling/createMessage") {
+            if (!options.can_sample || !events.sample) {
+                answer(Error(Exit::no_perm,
+                             "sampling is not allowed for " + who() + " (`sion agent mcp sampling "
+                                 + options.name + "`)"));
+                return;
+            }
+            events.sample(std::move(params), waited_for(std::move(answer)));
+            return;
+        }
+        answer(make_error(Exit::data, "unknown request '%.*s'", static_cast<int>(method.size()),
+                          method.data()));
+    }
+
+    void start_request(std::string_view method, Json params,
+                       std::function<void(Result<Json>)> done,
+                       std::chrono::milliseconds timeout) {
+        auto o = std::make_shared<Open>();
+        o->method = std::string(method);
+        o->params = params.view().is_object() ? std::move(params) : Json::object();
+        o->done = std::move(done);
+        int64_t serial = next_serial++;
+        if (o->method == "tools/call") {
+            o->progress_token = format("p%lld", static_cast<long long>(serial));
+            Json meta = o->params.take("_meta");
+            if (!meta.view().is_object())
+                meta = Json::object();
+            meta.set("progressToken", std::string_view(o->progress_token));
+            o->params.set("_meta", std::move(meta));
+        }
+        open.emplace(serial, o);
+        arm(o, serial, timeout);
+        send(o, serial);
+    }
+
+    // The request's timer: when it runs out, the request is cancelled and fails as unanswered.
+    void arm(const std::shared_ptr<Open>& o, int64_t serial, std::chrono::milliseconds timeout) {
+        if (!o->timer) {
+            o->timer = new uv_timer_t;
+            uv_timer_init(loop, o->timer);
+            o->timer->data = nullptr;
+        }
+        delete static_cast<TimerCtx*>(o->timer->data);
+        o->timer->data = new TimerCtx{weak_from_this(), serial, timeout};
+        uv_timer_start(
+            o->timer,
+            [](uv_timer_t* t) {
+                auto* ctx = static_cast<TimerCtx*>(t->data);
+                if (auto self = ctx->self.lock())
+                    self->timed_out(ctx->serial, ctx->timeout);
+            },
+            static_cast<uint64_t>(timeout.count()), 0);
+    }
+
+    void timed_out(int64_t serial, std::chrono::milliseconds timeout) {
+        auto it = open.find(serial);
+        if (it == open.end())
+            return;
+        auto o = it->second;
+        if (asking > 0) {
+            arm(o, serial, timeout);
+            return;
+        }
+        open.erase(it);
+        if (conn && o->id != 0) {
+            Json cancel = Json::object();
+            cancel.set("requestId", o->id);
+            cancel.set("reason", "the client stopped waiting");
+            conn->notify("notifications/cancelled", cancel);
+        }
+        finish(*o, make_error(Exit::unavailable, "%s did not answer '%s' within %lld s",
+                              who().c_str(), o->method.c_str(),
+                              static_cast<long long>(timeout.count() / 1000)));
+    }
+
+    void progressed(JsonView params) {
+        auto token = params.get("progressToken").as_string();
+        if (!token)
+            return;
+        for (auto& [serial, o] : open)
+            if (o->progress_token == *token) {
+                arm(o, serial, options.timeout);
+                return;
+            }
+    }
+
+    // -- connecting ----------------------------------------------------------------------------
+
+    // Connecting takes at most the timeout: the probe half of it (10 s at most), the handshake
+    // what is left.
+    void probe(std::function<void(Result<Connected>)> done) {
+        modern = true;
+        std::weak_ptr<Impl> weak = weak_from_this();
+        uint64_t began = uv_now(loop);
+        start_request(
+            "server/discover", Json::object(),
+            [weak, done, began](Result<Json> answer) mutable {
+                auto self = weak.lock();
+                if (!self)
+                    return;
+                if (answer && self->is_modern(*answer)) {
+                    self->protocol = std::string(k_modern_protocol);
+                    done(self->connected_from(*answer, answer->get("_meta").get(k_meta_server)));
+                    return;
+                }
+                if (self->ended || self->closing) {
+                    done(answer ? Error(Exit::unavailable, self->who() + " ended")
+                                : std::move(answer).error());
+                    return;
+                }
+                auto spent = std::chrono::milliseconds(uv_now(self->loop) - began);
+                bool probe_unanswered = !answer && answer.error().exit() == Exit::unavailable;
+                auto said = [weak, done, probe_unanswered](Result<Connected> c) {
+                    auto now = weak.lock();
+                    if (!c && probe_unanswered && now && !now->ended && !now->closing
+                        && c.error().exit() == Exit::unavailable) {
+                        done(make_error(Exit::unavailable,
+                                        "%s answered neither server/discover nor initialize "
+                                        "within %lld s",
+                                        now->who().c_str(),
+                                        static_cast<long long>(now->options.timeout.count() / 1000)));
+                        return;
+                    }
+                    done(std::move(c));
+                };
+                self->handshake(std::move(said),
+                                std::max(self->options.timeout - spent, k_min_timeout));
+            },
+            std::min(k_probe_timeout, options.timeout / 2));
+    }
+
+    static bool is_modern(JsonView result) {
+        for (JsonView v : result.get("supportedVersions"))
+            if (v.as_string() && *v.as_string() == k_modern_protocol)
+                return true;
+        return false;
+    }
+
+    Connected connected_from(JsonView result, JsonView info) {
+        Connected c;
+        c.protocol = protocol;
+        c.server_name = std::string(info.string_or("name", options.name).value_or(options.name));
+        c.server_version = std::string(info.string_or("version", "").value_or(""));
+        c.capabilities = object_of(result.get("capabilities"));
+        c.instructions = std::string(result.string_or("instructions", "").value_or(""));
+        return c;
+    }
+
+    void handshake(std::function<void(Result<Connected>)> done, std::chrono::milliseconds timeout) {
+        modern = false;
+        Json params = Json::object();
+        params.set("protocolVersion", k_legacy_protocols[0]);
+        params.set("capabilities", capabilities());
+        params.set("clientInfo", client_info());
+        std::weak_ptr<Impl> weak = weak_from_this();
+        start_request(
+            "initialize", std::move(params),
+            [weak, done](Result<Json> answer) {
+                auto self = weak.lock();
+                if (!self)
+                    return;
+                if (!answer) {
+                    done(std::move(answer).error());
+                    return;
+                }
+                auto version = answer->view().string("protocolVersion");
+                bool known = false;
+                for (std::string_view v : k_legacy_protocols)
+                    known = known || (version && *version == v);
+                if (!known) {
+                    done(make_error(Exit::data, "%s speaks protocol '%s', which sion does not",
+                                    self->who().c_str(),
+                                    version ? std::string(*version).c_str() : "(none)"));
+                    return;
+                }
+                self->protocol = std::string(*version);
+                if (self->conn)
+                    self->conn->notify("notifications/initialized");
+                done(self->connected_from(*answer, answer->get("serverInfo")));
+            },
+            timeout);
+    }
+
+    void connect(std::function<void(Result<Connected>)> done) {
+        bool earlier = !options.try_first.empty() && options.try_first != k_modern_protocol;
+        if (earlier)
+            handshake(std::move(done), options.timeout);
+        else
+            probe(std::move(done));
+    }
+
+    // -- the connection's handlers ---------------------------------------------------------------
+
+    rpc::UvHandlers handlers() {
+        std::weak_ptr<Impl> weak = weak_from_this();
+        rpc::UvHandlers h;
+        auto asked = [weak](std::string method) {
+            return [weak, method](rpc::Message m, rpc::Responder respond) {
+                auto self = weak.lock();
+                if (!self)
+                    return;
+                if (method != "roots/list" && ++self->asks_this_call > k_max_asks) {
+                    respond(rpc::Reply::fail(rpc::k_invalid_request,
+                                             format("more than %d requests in one call", k_max_asks)));
+                    return;
+                }
+                self->ask_client(method, Json::copy_of(m.params),
+                                 [respond](Result<Json> answer) {
+                                     if (answer)
+                                         respond(rpc::Reply::ok(std::move(*answer)));
+                                     else
+                                         respond(rpc::Reply::fail(rpc::k_internal_error,
+                                                                  answer.error().message()));
+                                 });
+            };
+        };
+        for (const char* method : {"roots/list", "elicitation/create", "sampling/createMessage"})
+            h.requests.emplace(method, asked(method));
+        h.requests.emplace("ping", [](rpc::Message, rpc::Responder respond) {
+            respond(rpc::Reply::ok(Json::object()));
+        });
+        h.notifications.emplace("notifications/progress", [weak](rpc::Message m) {
+            if (auto self = weak.lock())
+                self->progressed(m.params);
+        });
+        h.notifications.emplace("notifications/tools/list_changed", [weak](rpc::Message) {
+            if (auto self = weak.lock(); self && self->events.tools_changed)
+                self->events.tools_changed();
+        });
+        h.on_end = [weak](Status why) {
+            auto self = weak.lock();
+            if (!self)
+                return;
+            self->conn_open = false;
+            self->conn.reset();
+            self->output_closed = self->who() + " closed its output"
+                + (why ? std::string() : ": " + why.error().message());
+            self->gone();
+            self->release();
+        };
+        h.on_overlong = [weak](size_t length) {
+            if (auto self = weak.lock())
+                self->fail_open(make_error(Exit::unavailable,
+                                           "%s sent a message of %zu bytes, over the %zu MiB limit",
+                                           self->who().c_str(), length, k_max_message >> 20));
+        };
+        return h;
+    }
+};
+
+Result<std::unique_ptr<Client>> Client::start(uv_loop_t* loop, const ChildSpec& spec,
+                                              ClientOptions options, ClientEvents events) {
+    auto impl = std::make_shared<Impl>();
+    impl->loop = loop;
+    impl->options = std::move(options);
+    impl->events = std::move(events);
+    SION_TRY(Child child, Child::spawn(spec));
+    impl->child.emplace(std::move(child));
+    int in = impl->child->in().release();
+    int out = impl->child->out().release();
+    SION_TRY(impl->conn, rpc::UvConnection::open(loop, out, in, impl->handlers(), k_max_message));
+    impl->conn_open = true;
+    SION_CHECK(impl->watch_exit());
+    impl->keep_alive = impl;
+    return std::unique_ptr<Client>(new Client(std::move(impl)));
+}
+
+Client::~Client() {
+    close();
+}
+
+void Client::connect(std::function<void(Result<Connected>)> done) {
+    m_impl->connect(std::move(done));
+}
+
+void Client::request(std::string_view method, Json params,
+                     std::function<void(Result<Json>)> done) {
+    m_impl->asks_this_call = 0;
+    m_impl->start_request(method, std::move(params), std::move(done), m_impl->options.timeout);
+}
+
+void Client::list_all(std::string_view method, std::string_view key,
+                      std::function<void(Result<Json>)> done) {
+    struct Walk {
+        std::string method, key;
+        Json items = Json::array();
+        size_t count = 0;
+        int pages = 0;
+        std::function<void(Result<Json>)> done;
+        std::function<void(std::string cursor)> next;
+    };
+    auto walk = std::make_shared<Walk>();
+    walk->method = std::string(method);
+    walk->key = std::string(key);
+    walk->done = std::move(done);
+    std::weak_ptr<Impl> weak = m_impl;
+    walk->next = [weak, w = std::weak_ptr<Walk>(walk)](std::string cursor) {
+        auto self = weak.lock();
+        auto held = w.lock();
+        if (!self || !held)
+            return;
+        Json params = Json::object();
+        if (!cursor.empty())
+            params.set("cursor", std::string_view(cursor));
+        self->start_request(held->method, std::move(params),
+                            [walk = held](Result<Json> page) {
+                                if (!page) {
+                                    walk->done(std::move(page).error());
+                                    return;
+                                }
+                                for (JsonView item : page->get(walk->key)) {
+                                    if (++walk->count > k_max_listed)
+                                        break;
+                                    walk->items.push(Json::copy_of(item));
+                                }
+                                auto more = page->view().string("nextCursor");
+                                if (more && !more->empty() && ++walk->pages < k_max_pages
+                                    && walk->count <= k_max_listed) {
+                                    walk->next(std::string(*more));
+                                    return;
+                                }
+                                walk->done(std::move(walk->items));
+                            },
+                            self->options.timeout);
+    };
+    // Each page's answer holds the walk until the next page is asked for.
+    walk->next({});
+}
+
+void Client::close() {
+    Impl& c = *m_impl;
+    if (c.closing)
+        return;
+    c.closing = true;
+    c.fail_open(Error(Exit::unavailable, c.who() + " was closed"));
+    c.shut();
+    c.release();
+}
+
+bool Client::alive() const {
+    return !m_impl->ended && !m_impl->closing;
+}
+
+} // namespace sion::mcpd

@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: MIT
+// A client of one MCP server over stdio, on a libuv loop: it starts the server's process, finds
+// which era of the protocol it speaks, and makes requests of it, answering what the server asks of
+// the client meanwhile.
+//
+// The eras (reference: the protocol's versions):
+// - 2026-07-28: no handshake. Every request's params carry _meta with the protocol version, the
+//   client's capabilities and its info; `server/discover` is the probe. A result whose resultType is
+//   "input_required" asks for input (elicitation, sampling, roots): the client gets it and makes the
+//   same request again with inputResponses and the requestState, at most k_max_rounds times and at
+//   most k_max_asks things a round.
+// - 2025-11-25 and before: the `initialize` handshake, then `notifications/initialized` (only once
+//   its result is in); the server asks with requests of its own while a request is open.
+// connect() probes with server/discover unless the server spoke an earlier version at its review,
+// and falls back to the handshake on any answer that is not a modern result, or on a timeout (half
+// the timeout, 10 s at most): probe and handshake together take at most the timeout.
+//
+// Failures of a request (Errors): Exit::unavailable when no answer came — the server ended, its
+// pipes closed, a message over k_max_message arrived while the request was open, or its timeout
+// passed (the request is then cancelled with notifications/cancelled; while a person or the model
+// is being asked for the server, none of its requests times out). The request may have taken
+// effect: for a tool call, it is uncertain. Exit::data when the server answered with an error, or
+// with something that is not a result: it refused, and nothing is known to have happened.
+//
+// Threads and lifetime: everything happens on the loop's thread. A Client keeps itself alive while
+// its process and handles are; the loop must run until they have closed after close().
+#pragma once
+
+#include "lib/child.hpp"
+#include "lib/json.hpp"
+#include "lib/result.hpp"
+
+#include <uv.h>
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace sion::mcpd {
+
+inline constexpr std::string_view k_modern_protocol = "2026-07-28";
+// The handshake's versions this client speaks, newest first.
+inline constexpr std::string_view k_legacy_protocols[] = {"2025-11-25", "2025-06-18", "2025-03-26",
+                                                          "2024-11-05"};
+inline constexpr size_t k_max_message = size_t{32} << 20;
+inline constexpr int k_max_rounds = 8;
+inline constexpr int k_max_asks = 5;
+
+// What the client answers with when the server asks: `answer` once, now or later.
+using Answer = std::function<void(Result<Json>)>;
+using Ask = std::function<void(Json params, Answer answer)>;
+
+struct ClientOptions {
+    std::string name;          // the server's name on the shelf, for messages
+    std::string try_first;     // the version it spoke at its review; empty: probe
+    bool can_elicit = false;   // someone can be asked: the elicitation capability is declared
+    bool can_sample = false;   // sampling is allowed for this server
+    std::string root;          // the file:// URI answered to roots/list; empty: no roots
+    std::chrono::milliseconds timeout{60000}; // for each request; progress restarts it
+};
+
+struct ClientEvents {
+    Ask elicit; // an ElicitRequest's params → an ElicitResult
+    Ask sample; // a CreateMessageRequest's params → a CreateMessageResult
+    std::function<void()> tools_changed;
+    // The server's process ended or its output closed: every request open has failed. Once one
+    // has, the other is waited for (a second at most), so that `why` says how the process ended.
+    std::function<void(const Error&)> ended;
+};
+
+struct Connected {
+    std::string protocol;
+    std::string server_name;
+    std::string server_version;
+    Json capabilities; // the server's
+    std::string instructions;
+};
+
+class Client {
+public:
+    // Starts the server (`spec`: stdin and stdout must be pipes). Errors are those of spawning.
+    [[nodiscard]] static Result<std::unique_ptr<Client>>
+    start(uv_loop_t* loop, const ChildSpec& spec, ClientOptions options, ClientEvents events);
+
+    Client(const Client&) = delete;
+    Client& operator=(const Client&) = delete;
+    // Closes, as close() does.
+    ~Client();
+
+    void connect(std::function<void(Result<Connected>)> done);
+
+    // A request after connect(). `params` gets the era's _meta; a tools/call also a progress token.
+    void request(std::string_view method, Json params, std::function<void(Result<Json>)> done);
+
+    // Every page of a list request (tools/list → its "tools", resources/list, prompts/list, …):
+    // one array of the items under `key`, at most 10,000 of them.
+    void list_all(std::string_view method, std::string_view key,
+                  std::function<void(Result<Json>)> done);
+
+    // Ends the server: its stdin is closed, and its process group killed if it has not ended
+    // within a second. Open requests fail. Nothing is called after this but their `done`s.
+    void close();
+
+    // Its process has not ended and its pipes are open.
+    [[nodiscard]] bool alive() const;
+
+    struct Impl;
+
+private:
+    explicit Client(std::shared_ptr<Impl> impl) : m_impl(std::move(impl)) {}
+    std::shared_ptr<Impl> m_impl;
+};
+
+} // namespace sion::mcpd

@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: MIT
+// A server started for one piece of work and ended after it, on a loop of its own: what the
+// command line's add, review, resources and prompts do. The server is told the client can elicit
+// and sample, as a session with a person and sampling would (servers list some tools only to such
+// clients), but nobody is asked and nothing sampled: each such request is declined or refused.
+#pragma once
+
+#include "mcpd/client.hpp"
+#include "mcpd/config.hpp"
+
+#include "lib/json.hpp"
+#include "lib/result.hpp"
+
+#include <functional>
+#include <string>
+
+namespace sion::mcpd {
+
+using Done = std::function<void(Result<Json>)>;
+using Work = std::function<void(Client& client, const Connected& connected, Done done)>;
+
+// Starts the server `name` so configured, connects (trying `try_first` first), runs `work`, ends
+// the server and returns what `work` gave; `connected` is set once connected.
+[[nodiscard]] Result<Json> with_server(std::string_view name, const ServerConfig& config,
+                                       std::string try_first, const Work& work,
+                                       Connected* connected);
+
+} // namespace sion::mcpd

@@ -1,0 +1,181 @@
+# SPDX-License-Identifier: MIT
+"""What the stand-ins of model providers share (Python standard library only).
+
+A stand-in listens on 127.0.0.1 on a port the kernel picks, writes the port to --port-file once it
+listens, and answers each request with the next reply of its --script (a JSON list; a reply with
+"key" is only for requests made with that key). Every request is logged to --log as one JSON line:
+{"path", "headers" (names lowercase), "body" (parsed JSON, or the text), "key", "violations"}. A
+request that breaks the provider's documented rules gets HTTP 400 with what was wrong, which the
+log keeps, so a suite can check that sion sent nothing wrong; a request the script has no reply
+for is logged as {"unanswered": path} and gets HTTP 500. It stops on SIGTERM or after
+--lifetime seconds, whichever is first.
+
+Failure replies any stand-in understands:
+  {"status": 529, "message": "Overloaded", "headers": {"retry-after": "1"}}   an error status
+  {"slow": 5}                                 sleeps this long before the rest of the reply
+  {"garbage": true}                           a 200 whose body is not what the API sends
+"""
+import argparse
+import json
+import os
+import signal
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+class Standin:
+    """One provider's rules: subclasses check requests and write replies."""
+
+    def __init__(self, args):
+        self.args = args
+        with open(args.script, encoding="utf-8") as f:
+            self.replies = json.load(f)
+        self.used = [False] * len(self.replies)
+        self.lock = threading.Lock()
+        self.log = open(args.log, "a", encoding="utf-8")
+
+    # --- for subclasses -------------------------------------------------------------------------
+    def key_of(self, headers):
+        """The key a request was made with, or None."""
+        raise NotImplementedError
+
+    def check(self, path, headers, body):
+        """What breaks the provider's rules (sion's mistakes), and what the provider refuses that
+        sion may have had no way to know (reasoning that no longer checks): two lists."""
+        raise NotImplementedError
+
+    def error_body(self, status, message):
+        raise NotImplementedError
+
+    def answer(self, handler, reply, body):
+        """Writes a 200 reply to `handler` for the request `body`."""
+        raise NotImplementedError
+
+    # --- shared ---------------------------------------------------------------------------------
+    def next_reply(self, key):
+        with self.lock:
+            for i, reply in enumerate(self.replies):
+                if not self.used[i] and reply.get("key") in (None, key):
+                    self.used[i] = True
+                    return reply
+        return None
+
+    def note(self, entry):
+        with self.lock:
+            self.log.write(json.dumps(entry, sort_keys=True) + "\n")
+            self.log.flush()
+
+    def handle(self, handler):
+        length = int(handler.headers.get("Content-Length") or 0)
+        raw = handler.rfile.read(length).decode("utf-8", "replace")
+        headers = {k.lower(): v for k, v in handler.headers.items()}
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            body = raw
+        key = self.key_of(headers)
+        violations, refusals = ["the body is not a JSON object"], []
+        if isinstance(body, dict):
+            violations, refusals = self.check(handler.path, headers, body)
+        self.note({"path": handler.path, "headers": headers, "body": body, "key": key,
+                   "violations": violations, "refusals": refusals})
+        if violations or refusals:
+            return self.send_json(handler, 400, self.error_body(400, "; ".join(violations + refusals)))
+        if not key_allowed(self.args, key):
+            return self.send_json(handler, 401, self.error_body(401, "invalid x-api-key"))
+        reply = self.next_reply(key)
+        if reply is None:
+            self.note({"unanswered": handler.path})
+            return self.send_json(handler, 500, self.error_body(500, "the script has no reply left"))
+        if reply.get("slow"):
+            time.sleep(reply["slow"])
+        if reply.get("status", 200) != 200:
+            return self.send_json(handler, reply["status"],
+                                  self.error_body(reply["status"], reply.get("message", "failed")),
+                                  reply.get("headers", {}))
+        if reply.get("garbage"):
+            return self.send_raw(handler, 200, "application/json", b"<html>not JSON</html>")
+        self.answer(handler, reply, body)
+
+    def send_json(self, handler, status, obj, headers=None):
+        self.send_raw(handler, status, "application/json", json.dumps(obj).encode(), headers)
+
+    def send_raw(self, handler, status, content_type, data, headers=None):
+        handler.send_response(status)
+        handler.send_header("Content-Type", content_type)
+        handler.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            handler.send_header(name, value)
+        handler.end_headers()
+        handler.wfile.write(data)
+
+    def start_stream(self, handler):
+        handler.send_response(200)
+        handler.send_header("Content-Type", "text/event-stream")
+        handler.send_header("Cache-Control", "no-cache")
+        handler.send_header("Connection", "close")
+        handler.end_headers()
+        handler.close_connection = True
+
+    def write_events(self, handler, events, reply):
+        """Writes SSE events ((name or None, data text)), as the reply's framing asks: "crlf" line
+        ends, "split" (each event in two writes, cut in its middle), comments between events."""
+        end = "\r\n" if reply.get("crlf") else "\n"
+        for name, data in events:
+            text = ""
+            if name is not None:
+                text += "event: " + name + end
+            text += "data: " + data + end + end
+            if reply.get("comments"):
+                text = ": keep-alive" + end + end + text
+            pieces = [text[:len(text) // 2], text[len(text) // 2:]] if reply.get("split") else [text]
+            for piece in pieces:
+                handler.wfile.write(piece.encode())
+                handler.wfile.flush()
+                if reply.get("split"):
+                    time.sleep(0.002)
+
+
+def serve(standin_class, description):
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--port-file", required=True)
+    parser.add_argument("--script", required=True)
+    parser.add_argument("--log", required=True)
+    parser.add_argument("--keys", default="", help="comma-separated keys it takes; any when empty")
+    parser.add_argument("--lifetime", type=float, default=300)
+    standin_class.add_arguments(parser)
+    args = parser.parse_args()
+    standin = standin_class(args)
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_POST(self):  # noqa: N802 (http.server's name)
+            try:
+                standin.handle(self)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+
+        def log_message(self, *_):
+            pass
+
+    class Server(ThreadingHTTPServer):
+        daemon_threads = True
+        allow_reuse_address = True
+
+    server = Server(("127.0.0.1", 0), Handler)
+    tmp = args.port_file + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(str(server.server_address[1]))
+    os.rename(tmp, args.port_file)
+    signal.signal(signal.SIGTERM, lambda *_: threading.Thread(target=server.shutdown).start())
+    threading.Timer(args.lifetime, server.shutdown).start()
+    server.serve_forever(poll_interval=0.05)
+    os._exit(0)
+
+
+def key_allowed(args, key):
+    keys = [k for k in args.keys.split(",") if k]
+    return not keys or key in keys
+

@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: MIT
+// mcpd/config: a server's configuration kept as JSON and read back (and refused when damaged), how
+// list describes it, the environment it is given (nothing of sion's own), how it is launched with
+// and without a sandbox, and the client's options for it.
+#include "mcpd/config.hpp"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+namespace sion::mcpd {
+namespace {
+
+namespace fs = std::filesystem;
+
+Json parse(std::string_view text) {
+    auto json = Json::parse(text);
+    EXPECT_TRUE(json) << text;
+    return json ? std::move(*json) : Json::object();
+}
+
+ServerConfig full() {
+    ServerConfig c;
+    c.command = {"python3", "/home/me/notes-server.py"};
+    c.shown = {"python3", "notes-server.py"};
+    c.dir = "/home/me/notes";
+    c.env = {"NOTES_KEY"};
+    c.sandbox = "bwrap";
+    c.network = "none";
+    c.sandbox_read = {"/opt/node"};
+    c.effects = {{"export_notes", Effect::spend}};
+    c.timeout_s = 30;
+    return c;
+}
+
+// Sets variables for one test and puts them back after.
+class Environment {
+public:
+    void set(const char* name, const char* value) {
+        const char* was = std::getenv(name); // NOLINT(concurrency-mt-unsafe)
+        m_saved.emplace_back(name, was ? std::optional<std::string>(was) : std::nullopt);
+        if (value)
+            ::setenv(name, value, 1); // NOLINT(concurrency-mt-unsafe)
+        else
+            ::unsetenv(name); // NOLINT(concurrency-mt-unsafe)
+    }
+    ~Environment() {
+        for (auto it = m_saved.rbegin(); it != m_saved.rend(); ++it)
+            if (it->second)
+                ::setenv(it->first.c_str(), it->second->c_str(), 1); // NOLINT(concurrency-mt-unsafe)
+            else
+                ::unsetenv(it->first.c_str()); // NOLINT(concurrency-mt-unsafe)
+    }
+
+private:
+    std::vector<std::pair<std::string, std::optional<std::string>>> m_saved;
+};
+
+TEST(McpdConfig, KeptAsJsonAndReadBack) {
+    Json j = config_to_json(full());
+    EXPECT_EQ(canonical_json(j.view()),
+              canonical_json(parse(R"({"command":["python3","/home/me/notes-server.py"],
+                  "shown":["python3","notes-server.py"],"dir":"/home/me/notes","env":["NOTES_KEY"],
+                  "sandbox":"bwrap","network":"none","sandbox_read":["/opt/node"],
+                  "effects":{"export_notes":"spend"},"timeout":30})")
+                                 .view()));
+    auto back = config_from_json(j.view());
+    ASSERT_TRUE(back) << back.error().message();
+    EXPECT_EQ(back->command, full().command);
+    EXPECT_EQ(back->shown, full().shown);
+    EXPECT_EQ(back->dir, "/home/me/notes");
+    EXPECT_EQ(back->env, full().env);
+    EXPECT_EQ(back->sandbox, "bwrap");
+    EXPECT_EQ(back->network, "none");
+    EXPECT_EQ(back->sandbox_read, full().sandbox_read);
+    EXPECT_EQ(back->effects, full().effects);
+    EXPECT_EQ(back->timeout_s, 30);
+}
+
+TEST(McpdConfig, OnlyTheCommandIsNeeded) {
+    ServerConfig c;
+    c.command = {"srv"};
+    c.shown = {"srv"};
+    EXPECT_EQ(config_to_json(c).dump(), R"({"command":["srv"],"timeout":60})");
+    auto back = config_from_json(parse(R"({"command":["srv"]})").view());
+    ASSERT_TRUE(back);
+    EXPECT_EQ(back->shown, back->command);
+    EXPECT_EQ(back->timeout_s, k_default_timeout_s);
+    EXPECT_TRUE(back->dir.empty());
+    EXPECT_TRUE(back->sandbox.empty());
+}
+
+TEST(McpdConfig, ADamagedConfigIsRefusedNamingTheMember) {
+    struct Case {
+        const char* json;
+        const char* message;
+    };
+    for (const Case& c : std::vector<Case>{
+             {R"({})", "member 'command' is empty"},
+             {R"({"command":[]})", "member 'command' is empty"},
+             {R"({"command":"srv"})", "member 'command' is not an array"},
+             {R"({"command":["srv"],"env":"X"})", "member 'env' is not an array"},
+             {R"({"command":["srv"],"effects":[]})", "member 'effects' is not an object"},
+             {R"({"command":["srv"],"timeout":0})", "member 'timeout' is not between 1 and 86400"},
+             {R"({"command":["srv"],"timeout":86401})", "member 'timeout' is not between 1 and 86400"},
+         }) {
+        auto r = config_from_json(parse(c.json).view());
+        ASSERT_FALSE(r) << c.json;
+        EXPECT_EQ(r.error().exit(), Exit::data) << c.json;
+        EXPECT_EQ(r.error().message(), c.message) << c.json;
+    }
+    for (const char* json : {R"({"command":[1]})", R"({"command":["srv"],"effects":{"t":"fly"}})",
+                             R"({"command":["srv"],"dir":5})"})
+        EXPECT_FALSE(config_from_json(parse(json).view())) << json;
+}
+
+TEST(McpdConfig, HowListShowsIt) {
+    ServerConfig c;
+    c.command = {"python3", "/abs/notes-server.py"};
+    c.shown = {"python3", "notes-server.py"};
+    EXPECT_EQ(describe(c), "python3 notes-server.py, unsandboxed");
+    c.sandbox = "bwrap";
+    EXPECT_EQ(describe(c), "python3 notes-server.py, in bwrap");
+    c.sandbox = "docker:img@sha256:0123";
+    EXPECT_EQ(describe(c), "python3 notes-server.py, in docker:img@sha256:0123");
+}
+
+TEST(McpdConfig, TheEnvironmentIsOnlyTheNamedVariablesAndFourMore) {
+    Environment env;
+    env.set("ANTHROPIC_API_KEY", "sk-test-secret");
+    env.set("SION_HOME", "/tmp/secret-home");
+    env.set("NOTES_KEY", "k1");
+    env.set("LANG", "C.UTF-8");
+    env.set("TMPDIR", nullptr);
+    env.set("UNSET_ONE", nullptr);
+    ServerConfig c;
+    c.command = {"srv"};
+    c.env = {"NOTES_KEY", "UNSET_ONE"};
+    std::vector<std::string> got = server_environment(c);
+    std::vector<std::string> names;
+    for (const std::string& v : got)
+        names.push_back(v.substr(0, v.find('=')));
+    std::sort(names.begin(), names.end());
+    std::vector<std::string> want = {"HOME", "LANG", "NOTES_KEY", "PATH"};
+    if (!std::getenv("HOME")) // NOLINT(concurrency-mt-unsafe)
+        want.erase(want.begin());
+    EXPECT_EQ(names, want);
+    EXPECT_NE(std::find(got.begin(), got.end(), "NOTES_KEY=k1"), got.end());
+    for (const std::string& v : got)
+        EXPECT_EQ(v.find("sk-test-secret"), std::string::npos) << v;
+}
+
+TEST(McpdConfig, AnUnsandboxedServerRunsItsCommandInItsDirectory) {
+    ServerConfig c = full();
+    c.sandbox.clear();
+    auto spec = launch_spec(c);
+    ASSERT_TRUE(spec) << spec.error().message();
+    EXPECT_EQ(spec->argv, c.command);
+    EXPECT_EQ(spec->cwd, "/home/me/notes");
+    EXPECT_EQ(spec->env, server_environment(c));
+    EXPECT_EQ(spec->in.kind, Stdio::Kind::pipe);
+    EXPECT_EQ(spec->out.kind, Stdio::Kind::pipe);
+    EXPECT_EQ(spec->err.kind, Stdio::Kind::null); // servers print secrets there
+}
+
+TEST(McpdConfig, ASandboxedServerRunsInSionSandboxRun) {
+    char dir[] = "/tmp/sion-mcpd-config.XXXXXX";
+    ASSERT_NE(::mkdtemp(dir), nullptr);
+    std::string fake = std::string(dir) + "/sion-sandbox";
+    std::ofstream(fake) << "#!/bin/sh\n";
+    ASSERT_EQ(::chmod(fake.c_str(), 0755), 0);
+    Environment env;
+    env.set("SION_EXEC_PATH", dir);
+    env.set("SION_HOME", "/tmp/h");
+    env.set("ANTHROPIC_API_KEY", "sk-test-secret");
+    auto spec = launch_spec(full());
+    ASSERT_TRUE(spec) << spec.error().message();
+    EXPECT_EQ(spec->argv, (std::vector<std::string>{
+                              fake, "run", "--workspace", "/home/me/notes", "--network", "none",
+                              "--sandbox-read", "/opt/node", "--env", "NOTES_KEY", "--",
+                              "python3", "/home/me/notes-server.py"}));
+    EXPECT_TRUE(spec->cwd.empty());
+    EXPECT_EQ(spec->err.kind, Stdio::Kind::null);
+    // sion-sandbox finds its home; the secret stays out.
+    EXPECT_NE(std::find(spec->env.begin(), spec->env.end(), "SION_HOME=/tmp/h"), spec->env.end());
+    for (const std::string& v : spec->env)
+        EXPECT_EQ(v.find("sk-test-secret"), std::string::npos) << v;
+    // A Docker image is a backend; no directory and no network given are none.
+    ServerConfig docker;
+    docker.command = {"srv"};
+    docker.sandbox = "docker:img@sha256:0123";
+    spec = launch_spec(docker);
+    ASSERT_TRUE(spec);
+    EXPECT_EQ(spec->argv, (std::vector<std::string>{fake, "run", "--backend",
+                                                    "docker:img@sha256:0123", "--network", "none",
+                                                    "--", "srv"}));
+    fs::remove_all(dir);
+}
+
+TEST(McpdConfig, TheClientsOptions) {
+    ServerConfig c = full();
+    ClientOptions o = client_options("notes", c, "2025-06-18");
+    EXPECT_EQ(o.name, "notes");
+    EXPECT_EQ(o.try_first, "2025-06-18");
+    EXPECT_EQ(o.timeout, std::chrono::seconds(30));
+    EXPECT_EQ(o.root, "file:///workspace");
+    EXPECT_FALSE(o.can_elicit);
+    EXPECT_FALSE(o.can_sample);
+    c.sandbox.clear();
+    EXPECT_EQ(client_options("notes", c, "").root, "file:///home/me/notes");
+    c.dir = "/home/me/my notes%";
+    EXPECT_EQ(client_options("notes", c, "").root, "file:///home/me/my%20notes%25");
+    c.dir.clear();
+    EXPECT_EQ(client_options("notes", c, "").root, "");
+}
+
+} // namespace
+} // namespace sion::mcpd
