@@ -235,18 +235,29 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
             finish(*o, why);
     }
 
-    // The connection closed, and the process killed if it has not ended within a second.
+    // The connection closed, and the process ended if it has not within a second.
     void shut() {
         if (conn) {
             conn->close();
             conn.reset();
             conn_open = false;
         }
+        // SIGTERM first, so that a server that wraps another (sion-sandbox run) can take its
+        // sandbox down with it; SIGKILL a second later.
         if (child && exited && !kill_timer)
             start_timer([](uv_timer_t* t) {
                 auto* self = static_cast<Impl*>(t->data);
-                if (self->exited)
-                    (void)self->child->kill_group(SIGKILL);
+                if (!self->exited)
+                    return;
+                (void)self->child->kill_group(SIGTERM);
+                uv_timer_start(
+                    t,
+                    [](uv_timer_t* again) {
+                        auto* me = static_cast<Impl*>(again->data);
+                        if (me->exited)
+                            (void)me->child->kill_group(SIGKILL);
+                    },
+                    static_cast<uint64_t>(k_kill_after.count()), 0);
             });
     }
 

@@ -100,8 +100,9 @@ public:
     void list_all(std::string_view method, std::string_view key,
                   std::function<void(Result<Json>)> done);
 
-    // Ends the server: its stdin is closed, and its process group killed if it has not ended
-    // within a second. Open requests fail. Nothing is called after this but their `done`s.
+    // Ends the server: its stdin is closed; its process group gets SIGTERM if it has not ended
+    // within a second, and SIGKILL a second after that. Open requests fail. Nothing is called
+    // after this but their `done`s.
     void close();
 
     // Its process has not ended and its pipes are open.

@@ -92,19 +92,19 @@ expect_grep 'made before in this session: not made again' "$scratch/out"
 # No answer: the slow fixture's tool, taken to be a write (--effect), waits longer than --timeout.
 cp "$SION_SOURCE_DIR"/tests/fixtures/mcp/fixture.py .
 cp "$SION_SOURCE_DIR"/tests/fixtures/mcp/slow.py t0630-slow.py
-expect_exit 0 sion agent mcp add slow --effect slow=write --timeout 2 -- python3 t0630-slow.py
+expect_exit 0 sion agent mcp add slow --effect slow=write --timeout 4 -- python3 t0630-slow.py
 expect_grep '^slow \(write\): Answer after a number of seconds\.$' "$scratch/out"
 cat >wait.json <<'JSON'
 {"turns": [{"calls": [{"tool": "slow_slow", "input": {"seconds": 30}}]}, {"text": "It did not answer."}]}
 JSON
 expect_exit 0 sion agent run coder "$agent" --task 'Wait.' --model script:wait.json --mcp slow --autonomy L3
-expect_grep '^✗ MCP server slow did not answer .tools/call. within 2 s$' "$scratch/out"
+expect_grep '^✗ MCP server slow did not answer .tools/call. within 4 s$' "$scratch/out"
 session=$(sed -n 's/^session \([0-9a-f]\{16\}\) for agent .*/\1/p' "$scratch/out")
 db="$SION_HOME/sion.db"
 [ "$(sqlite3 "$db" "SELECT state FROM journal WHERE session = '$session'")" = uncertain ] && ok \
     || fail "the unanswered call is not uncertain in the journal"
 expect_exit 0 sion agent run coder "$agent" --task 'Again.' --model script:wait.json --session "$session"
-expect_grep '^✗ this call was made before and got no answer \(MCP server slow did not answer .tools/call. within 2 s\): it may have taken effect, so it is not made again$' "$scratch/out"
+expect_grep '^✗ this call was made before and got no answer \(MCP server slow did not answer .tools/call. within 4 s\): it may have taken effect, so it is not made again$' "$scratch/out"
 
 # sion-run killed during the call: the continued session does not make it again either.
 expect_exit 0 sion agent mcp remove slow
