@@ -3,6 +3,7 @@
 #include "lib/cli.hpp"
 
 #include "lib/log.hpp"
+#include "lib/utf8.hpp"
 #include "lib/version.hpp"
 
 #include <cstdio>
@@ -183,6 +184,15 @@ Args parse_args_or_exit(const CommandSpec& spec, int argc, const char* const* ar
         std::exit(finish_stdout(0)); // NOLINT(concurrency-mt-unsafe): single-threaded at start
     }
     return std::move(*parsed);
+}
+
+Status check_utf8_arguments(int argc, const char* const* argv) {
+    for (int i = 1; i < argc; ++i)
+        if (invalid_utf8_at(argv[i]) != std::string_view::npos)
+            return make_error(Exit::data,
+                              "argument %d is not UTF-8 text: sion keeps what it is given as UTF-8",
+                              i);
+    return {};
 }
 
 } // namespace sion

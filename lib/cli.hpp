@@ -67,4 +67,9 @@ private:
 // A usage error: "<what>" and exit 64, for checks mains make after parsing.
 [[nodiscard]] Error usage_error(const std::string& what);
 
+// For programs that keep what they are given as JSON text, which holds only UTF-8: Exit::data for
+// the first of argv[1..argc) that is not well-formed UTF-8, "argument 2 is not UTF-8 text: sion
+// keeps what it is given as UTF-8".
+[[nodiscard]] Status check_utf8_arguments(int argc, const char* const* argv);
+
 } // namespace sion

@@ -133,17 +133,6 @@ private:
     curl_slist* m_list = nullptr;
 };
 
-bool is_token(std::string_view s) {
-    if (s.empty())
-        return false;
-    for (char c : s) {
-        bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-        if (!alnum && std::string_view("!#$%&'*+-.^_`|~").find(c) == std::string_view::npos)
-            return false;
-    }
-    return true;
-}
-
 bool sends_body(const HttpRequest& request) {
     const std::string& m = request.method;
     return !request.body.empty() || m == "POST" || m == "PUT" || m == "PATCH";
@@ -152,7 +141,7 @@ bool sends_body(const HttpRequest& request) {
 Result<HeaderList> build_headers(const HttpRequest& request) {
     HeaderList list;
     for (const auto& [name, value] : request.headers.entries()) {
-        if (!is_token(name))
+        if (!is_http_token(name))
             return make_error(Exit::data, "bad header name '%s'", name.c_str());
         if (value.find_first_of(std::string_view("\r\n\0", 3)) != std::string::npos)
             return make_error(Exit::data, "bad value of header '%s': it holds a line break or NUL",
@@ -393,7 +382,7 @@ Result<HttpClient> HttpClient::make() {
 }
 
 Result<HttpResponse> HttpClient::send(const HttpRequest& request) {
-    if (!is_token(request.method))
+    if (!is_http_token(request.method))
         return make_error(Exit::data, "bad HTTP method '%s'", request.method.c_str());
     SION_TRY(HeaderList headers, build_headers(request));
     CURL* handle = m_easy.get();
@@ -422,6 +411,17 @@ Result<HttpResponse> HttpClient::send(const HttpRequest& request) {
 Result<HttpResponse> http_send(const HttpRequest& request) {
     SION_TRY(HttpClient client, HttpClient::make());
     return client.send(request);
+}
+
+bool is_http_token(std::string_view s) {
+    if (s.empty())
+        return false;
+    for (char c : s) {
+        bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+        if (!alnum && std::string_view("!#$%&'*+-.^_`|~").find(c) == std::string_view::npos)
+            return false;
+    }
+    return true;
 }
 
 } // namespace sion

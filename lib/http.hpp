@@ -123,4 +123,7 @@ private:
 // `url` without user info, query or fragment, for messages.
 [[nodiscard]] std::string redact_url(std::string_view url);
 
+// Whether `s` is an HTTP token (RFC 9110 5.6.2): what a method or a header's name must be.
+[[nodiscard]] bool is_http_token(std::string_view s);
+
 } // namespace sion

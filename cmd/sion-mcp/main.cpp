@@ -5,7 +5,6 @@
 #include "cmd/sion-mcp/commands.hpp"
 
 #include "lib/log.hpp"
-#include "lib/utf8.hpp"
 
 #include <string>
 #include <string_view>
@@ -41,11 +40,8 @@ sion::CommandSpec main_spec() {
 int main(int argc, char** argv) {
     sion::guard_standard_fds();
     sion::set_program_name("sion-mcp");
-    for (int i = 1; i < argc; ++i)
-        if (sion::invalid_utf8_at(argv[i]) != std::string_view::npos)
-            sion::die(sion::make_error(
-                sion::Exit::data,
-                "argument %d is not UTF-8 text: sion keeps what it is given as UTF-8", i));
+    if (sion::Status utf8 = sion::check_utf8_arguments(argc, argv); !utf8)
+        sion::die(utf8.error());
     sion::Args args = sion::parse_args_or_exit(main_spec(), argc, argv);
     if (args.operands().empty())
         sion::die(sion::usage_error(std::string("a command is needed: ") + k_commands

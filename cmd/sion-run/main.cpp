@@ -3,7 +3,6 @@
 // agents and what their sessions did; credential keeps the sealed credentials.
 #include "cmd/sion-run/commands.hpp"
 #include "lib/log.hpp"
-#include "lib/utf8.hpp"
 
 #include <string>
 #include <string_view>
@@ -38,12 +37,8 @@ sion::CommandSpec main_spec() {
 int main(int argc, char** argv) {
     sion::guard_standard_fds();
     sion::set_program_name("sion-run");
-    // What sion-run is given is kept as JSON text, which holds only UTF-8.
-    for (int i = 1; i < argc; ++i)
-        if (sion::invalid_utf8_at(argv[i]) != std::string_view::npos)
-            sion::die(sion::make_error(
-                sion::Exit::data,
-                "argument %d is not UTF-8 text: sion keeps what it is given as UTF-8", i));
+    if (sion::Status utf8 = sion::check_utf8_arguments(argc, argv); !utf8)
+        sion::die(utf8.error());
     sion::Args args = sion::parse_args_or_exit(main_spec(), argc, argv);
     int at = argc - static_cast<int>(args.operands().size());
     for (int i = 1; i < at; ++i)

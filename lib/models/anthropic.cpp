@@ -20,17 +20,6 @@ Json cache_marker() {
     return c;
 }
 
-// Tool ids must match ^[a-zA-Z0-9_-]{1,64}$; others' (a Responses id with '|') are made to.
-std::string tool_id(std::string_view id) {
-    std::string out;
-    for (char c : id.substr(0, 64)) {
-        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
-                  || c == '_' || c == '-';
-        out += ok ? c : '_';
-    }
-    return out.empty() ? std::string("call") : out;
-}
-
 Json text_block(std::string_view text) {
     Json b = Json::object();
     b.set("type", "text");
@@ -58,7 +47,7 @@ Json assistant_blocks(JsonView message, JsonView kept) {
         thinking_before(at++);
         Json b = Json::object();
         b.set("type", "tool_use");
-        b.set("id", tool_id(call.string_or("id", "").value_or("")));
+        b.set("id", plain_tool_id(call.string_or("id", "").value_or("")));
         b.set("name", call.string_or("tool", "").value_or(""));
         b.set("input",
               call.get("input").is_object() ? Json::copy_of(call.get("input")) : Json::object());
@@ -71,7 +60,7 @@ Json assistant_blocks(JsonView message, JsonView kept) {
 Json tool_result_block(JsonView message) {
     Json b = Json::object();
     b.set("type", "tool_result");
-    b.set("tool_use_id", tool_id(message.string_or("call", "").value_or("")));
+    b.set("tool_use_id", plain_tool_id(message.string_or("call", "").value_or("")));
     if (auto text = message.string("text"); text && !text->empty())
         b.set("content", *text);
     if (message.boolean_or("error", false).value_or(false))
@@ -365,13 +354,8 @@ Result<Answer> AnthropicReader::answer() const {
             kept.push(std::move(one));
         }
     }
-    if (kept.view().size() > 0) {
-        Json member = Json::object();
-        member.set("by", m_origin.to_json());
-        member.set("blocks", std::move(kept));
-        a.kept = Json::object();
-        a.kept.set(k_member, std::move(member));
-    }
+    if (kept.view().size() > 0)
+        a.kept = kept_member(k_member, m_origin, "blocks", std::move(kept));
     a.usage.input_tokens = m_input + m_cache_read + m_cache_write;
     a.usage.output_tokens = m_output;
     a.usage.cache_read_tokens = m_cache_read;
@@ -383,50 +367,27 @@ Result<Answer> AnthropicReader::answer() const {
 
 namespace {
 
-class AnthropicModel final : public Model {
+class AnthropicModel final : public KeyedModel {
 public:
     AnthropicModel(std::string name, std::string model, std::string base, KeyRing keys)
-        : m_name(std::move(name)), m_keys(std::move(keys)),
-          m_wire(Reach::remote), m_origin{"anthropic", std::move(base), std::move(model)} {}
-
-    [[nodiscard]] const std::string& name() const override { return m_name; }
-
-    [[nodiscard]] Result<Answer> answer(const Request& request) override {
-        bool has_kept = keeps_any(request.conversation, k_member, m_origin);
-        return m_wire.with_keys(m_keys, [&](const std::string& key) {
-            auto answer = call(request, key, true);
-            // Thinking that no longer checks (signed under another organization's key, say) is
-            // let go rather than failing the call.
-            if (!answer && has_kept && m_wire.last_status() == 400)
-                answer = call(request, key, false);
-            return answer;
-        });
-    }
+        : KeyedModel(std::move(name), k_member, {"anthropic", std::move(base), std::move(model)},
+                     std::move(keys), Reach::remote) {}
 
 private:
-    Result<Answer> call(const Request& request, const std::string& key, bool with_kept) {
-        Json body = anthropic_body(request, effort(), thinking_room(), m_origin, with_kept);
-        body.set("model", std::string_view(m_origin.model));
+    Result<Answer> call(const Request& request, const std::string& key, bool with_kept) override {
+        Json body = anthropic_body(request, effort(), thinking_room(), origin(), with_kept);
+        body.set("model", std::string_view(origin().model));
         body.set("stream", true);
         WireRequest w;
-        w.url = m_origin.base_url + "/v1/messages";
+        w.url = origin().base_url + "/v1/messages";
         w.headers.add("x-api-key", key);
         w.headers.add("anthropic-version", k_api_version);
         w.headers.add("Content-Type", "application/json");
         w.headers.add("Accept", "text/event-stream");
         w.body = body.dump();
-        AnthropicReader reader(m_origin);
-        w.on_event = [&](const SseEvent& e) { return reader.on_event(e); };
-        SION_TRY(WireReply reply, m_wire.send(w));
-        if (!reply.streamed)
-            return reader.whole(reply.body);
-        return reader.finish();
+        AnthropicReader reader(origin());
+        return send_streamed(wire(), w, reader);
     }
-
-    std::string m_name;
-    KeyRing m_keys;
-    Wire m_wire;
-    Origin m_origin;
 };
 
 } // namespace

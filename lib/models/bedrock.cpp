@@ -6,7 +6,6 @@
 #include "lib/crypto.hpp"
 #include "lib/fd.hpp"
 #include "lib/models/anthropic.hpp"
-#include "lib/secrets.hpp"
 #include "lib/text.hpp"
 
 #include <fcntl.h>
@@ -69,11 +68,6 @@ std::optional<Section> ini_section(const std::string& path, std::string_view nam
     return found;
 }
 
-std::string env_or(const char* name, std::string fallback) {
-    const char* v = std::getenv(name);
-    return v != nullptr && *v != '\0' ? std::string(v) : std::move(fallback);
-}
-
 std::string aws_file(const char* variable, const char* file) {
     return env_or(variable, env_or("HOME", "") + "/.aws/" + file);
 }
@@ -116,11 +110,6 @@ std::string other_sign_in(const Profile& p) {
     return {};
 }
 
-Result<std::string> credential(const char* name) {
-    SION_TRY(auto value, secrets::lookup(name));
-    return value.value_or("");
-}
-
 Result<sigv4::Credentials> access_key(const Profile& profile) {
     sigv4::Credentials c;
     SION_TRY(c.access_key_id, credential("AWS_ACCESS_KEY_ID"));
@@ -157,17 +146,6 @@ Result<sigv4::Credentials> access_key(const Profile& profile) {
 
 bool contains(std::string_view s, std::string_view part) {
     return s.find(part) != std::string_view::npos;
-}
-
-// Bedrock's tool use ids are [a-zA-Z0-9_-]{1,64}; another provider's may not be.
-std::string tool_use_id(std::string_view id) {
-    std::string out;
-    for (char c : id.substr(0, 64)) {
-        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
-                  || c == '_' || c == '-';
-        out += ok ? c : '_';
-    }
-    return out.empty() ? "call" : out;
 }
 
 // {key: value}
@@ -215,7 +193,7 @@ void add_assistant_content(Json& content, JsonView message, const Origin& origin
         content.push(text_block(*text));
     for (JsonView call : message.get("calls")) {
         Json use = Json::object();
-        use.set("toolUseId", tool_use_id(call.string_or("id", "").value_or("")));
+        use.set("toolUseId", plain_tool_id(call.string_or("id", "").value_or("")));
         use.set("name", call.string_or("tool", "").value_or(""));
         use.set("input",
                 call.get("input").is_object() ? Json::copy_of(call.get("input")) : Json::object());
@@ -230,7 +208,7 @@ Json tool_result(JsonView message, BedrockFamily family) {
         content.push(text_block(text.empty() ? "(no output)" : text));
     add_images(content, message);
     Json result = Json::object();
-    result.set("toolUseId", tool_use_id(message.string_or("call", "").value_or("")));
+    result.set("toolUseId", plain_tool_id(message.string_or("call", "").value_or("")));
     result.set("content", std::move(content));
     // Only Claude takes a result's status; others refuse the member.
     if (family == BedrockFamily::claude)
@@ -395,13 +373,8 @@ Result<Answer> converse_answer(std::string_view body, const Origin& origin) {
     answer.usage.output_tokens = usage.integer_or("outputTokens", 0).value_or(0);
     answer.usage.cache_read_tokens = read;
     answer.usage.cache_write_tokens = written;
-    if (kept.view().size() > 0) {
-        Json member = Json::object();
-        member.set("by", origin.to_json());
-        member.set("blocks", std::move(kept));
-        answer.kept = Json::object();
-        answer.kept.set(k_member, std::move(member));
-    }
+    if (kept.view().size() > 0)
+        answer.kept = kept_member(k_member, origin, "blocks", std::move(kept));
     return answer;
 }
 
@@ -411,13 +384,10 @@ BedrockModel::BedrockModel(std::string name, BedrockSettings settings, Clock clo
       m_wire(Reach::remote, std::move(clock)), m_wall(std::move(wall)) {}
 
 Result<Answer> BedrockModel::answer(const Request& request) {
-    return m_wire.with_keys(m_settings.api_keys, [&](const std::string& key) -> Result<Answer> {
-        bool kept = keeps_any(request.conversation, k_member, m_origin);
-        auto answer = send(request, key, kept);
-        // Reasoning that no longer checks is let go rather than failing the call.
-        if (!answer && kept && m_wire.last_status() == 400)
-            return send(request, key, false);
-        return answer;
+    bool has_kept = keeps_any(request.conversation, k_member, m_origin);
+    return m_wire.with_keys(m_settings.api_keys, [&](const std::string& key) {
+        return letting_kept_go(m_wire, has_kept,
+                               [&](bool with_kept) { return send(request, key, with_kept); });
     });
 }
 

@@ -261,12 +261,8 @@ Result<Answer> GeminiReader::finish() {
     answer.usage.input_tokens = m_prompt;
     answer.usage.output_tokens = m_output;
     answer.usage.cache_read_tokens = m_cached;
-    if (signed_any) {
-        Json member = Json::object();
-        member.set("by", m_origin.to_json());
-        member.set("parts", std::move(kept));
-        answer.kept = one(k_member, std::move(member));
-    }
+    if (signed_any)
+        answer.kept = kept_member(k_member, m_origin, "parts", std::move(kept));
     return answer;
 }
 
@@ -286,45 +282,24 @@ Result<Answer> GeminiReader::whole(std::string_view body) {
 
 namespace {
 
-class GeminiModel final : public Model {
+class GeminiModel final : public KeyedModel {
 public:
     GeminiModel(std::string name, std::string model, std::string base, KeyRing keys)
-        : m_name(std::move(name)), m_keys(std::move(keys)),
-          m_wire(Reach::remote), m_origin{"gemini", std::move(base), std::move(model)} {}
-
-    [[nodiscard]] const std::string& name() const override { return m_name; }
-
-    [[nodiscard]] Result<Answer> answer(const Request& request) override {
-        bool has_kept = keeps_any(request.conversation, k_member, m_origin);
-        return m_wire.with_keys(m_keys, [&](const std::string& key) {
-            auto answer = call(request, key, true);
-            if (!answer && has_kept && m_wire.last_status() == 400)
-                answer = call(request, key, false);
-            return answer;
-        });
-    }
+        : KeyedModel(std::move(name), k_member, {"gemini", std::move(base), std::move(model)},
+                     std::move(keys), Reach::remote) {}
 
 private:
-    Result<Answer> call(const Request& request, const std::string& key, bool with_kept) {
+    Result<Answer> call(const Request& request, const std::string& key, bool with_kept) override {
         WireRequest w;
-        w.url = m_origin.base_url + "/v1beta/models/" + m_origin.model
+        w.url = origin().base_url + "/v1beta/models/" + origin().model
                 + ":streamGenerateContent?alt=sse";
         w.headers.add("x-goog-api-key", key);
         w.headers.add("Content-Type", "application/json");
         w.headers.add("Accept", "text/event-stream");
-        w.body = gemini_body(request, effort(), thinking_room(), m_origin, with_kept).dump();
-        GeminiReader reader(m_origin);
-        w.on_event = [&](const SseEvent& e) { return reader.on_event(e); };
-        SION_TRY(WireReply reply, m_wire.send(w));
-        if (!reply.streamed)
-            return reader.whole(reply.body);
-        return reader.finish();
+        w.body = gemini_body(request, effort(), thinking_room(), origin(), with_kept).dump();
+        GeminiReader reader(origin());
+        return send_streamed(wire(), w, reader);
     }
-
-    std::string m_name;
-    KeyRing m_keys;
-    Wire m_wire;
-    Origin m_origin;
 };
 
 } // namespace

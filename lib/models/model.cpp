@@ -161,6 +161,16 @@ bool keeps_any(std::span<const Json> conversation, std::string_view member, cons
     return false;
 }
 
+Json kept_member(std::string_view member, const Origin& origin, std::string_view field,
+                 Json value) {
+    Json by = Json::object();
+    by.set("by", origin.to_json());
+    by.set(field, std::move(value));
+    Json kept = Json::object();
+    kept.set(member, std::move(by));
+    return kept;
+}
+
 Result<std::unique_ptr<Model>> open_model(std::string_view spec) {
     SION_TRY(ModelSpec parts, split_spec(spec));
     for (const Provider& p : k_providers) {

@@ -102,6 +102,9 @@ struct Origin {
 // Whether any message of `conversation` keeps `member` for `origin`.
 [[nodiscard]] bool keeps_any(std::span<const Json> conversation, std::string_view member,
                              const Origin& origin);
+// What an answer keeps for `origin` (Answer::kept): {member: {"by": origin, field: value}}.
+[[nodiscard]] Json kept_member(std::string_view member, const Origin& origin,
+                               std::string_view field, Json value);
 
 struct Request {
     std::string_view system;

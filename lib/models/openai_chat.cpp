@@ -280,13 +280,9 @@ private:
                 return malformed("a call names no function");
             a.calls.push_back(ToolCall{c.id, c.name, std::move(input)});
         }
-        if (!m_reasoning.empty()) {
-            Json member = Json::object();
-            member.set("by", m_origin.to_json());
-            member.set(m_reasoning_field, std::string_view(m_reasoning));
-            a.kept = Json::object();
-            a.kept.set(k_member, std::move(member));
-        }
+        if (!m_reasoning.empty())
+            a.kept = kept_member(k_member, m_origin, m_reasoning_field,
+                                 Json::string(m_reasoning));
         a.usage = m_usage;
         return a;
     }
@@ -301,50 +297,31 @@ private:
     bool m_done = false;
 };
 
-class ChatModel final : public Model {
+class ChatModel final : public KeyedModel {
 public:
     ChatModel(std::string name, const ChatProvider& provider, std::string model, std::string base,
               KeyRing keys)
-        : m_name(std::move(name)), m_provider(provider), m_keys(std::move(keys)),
-          m_wire(provider.reach), m_origin{"chat", std::move(base), std::move(model)} {}
-
-    [[nodiscard]] const std::string& name() const override { return m_name; }
-
-    [[nodiscard]] Result<Answer> answer(const Request& request) override {
-        bool has_kept = keeps_any(request.conversation, k_member, m_origin);
-        return m_wire.with_keys(m_keys, [&](const std::string& key) {
-            auto answer = call(request, key, true);
-            if (!answer && has_kept && m_wire.last_status() == 400)
-                answer = call(request, key, false);
-            return answer;
-        });
-    }
+        : KeyedModel(std::move(name), k_member, {"chat", std::move(base), std::move(model)},
+                     std::move(keys), provider.reach),
+          m_provider(provider) {}
 
 private:
-    Result<Answer> call(const Request& request, const std::string& key, bool with_kept) {
-        BodyOptions o{&m_provider, m_origin.model, effort(), thinking_room(), &m_origin, with_kept};
+    Result<Answer> call(const Request& request, const std::string& key, bool with_kept) override {
+        BodyOptions o{&m_provider, origin().model, effort(), thinking_room(), &origin(), with_kept};
         Json body = chat_body(request, o);
         WireRequest w;
-        w.url = m_origin.base_url + "/chat/completions";
+        w.url = origin().base_url + "/chat/completions";
         if (!key.empty())
             w.headers.add(m_provider.api_key_header ? "api-key" : "Authorization",
                           m_provider.api_key_header ? key : "Bearer " + key);
         w.headers.add("Content-Type", "application/json");
         w.headers.add("Accept", "text/event-stream");
         w.body = body.dump();
-        ChatReader reader(m_origin);
-        w.on_event = [&](const SseEvent& e) { return reader.on_event(e); };
-        SION_TRY(WireReply reply, m_wire.send(w));
-        if (!reply.streamed)
-            return reader.whole(reply.body);
-        return reader.finish();
+        ChatReader reader(origin());
+        return send_streamed(wire(), w, reader);
     }
 
-    std::string m_name;
     const ChatProvider& m_provider;
-    KeyRing m_keys;
-    Wire m_wire;
-    Origin m_origin;
 };
 
 Result<std::string> azure_base() {

@@ -141,16 +141,6 @@ Status read_turn(JsonView v, size_t n, Turn& turn) {
     return {};
 }
 
-// What a provider's HTTP status would make of a request: only a refusal of the request itself
-// (malformed, unauthorized) stops the fallback chain; another model may well take anything else.
-Exit exit_for_status(int status) {
-    if (status == 400)
-        return Exit::data;
-    if (status >= 401 && status <= 403)
-        return Exit::no_perm;
-    return Exit::unavailable;
-}
-
 } // namespace
 
 Result<std::unique_ptr<ScriptModel>> ScriptModel::load(std::string name, const std::string& path) {
@@ -208,7 +198,7 @@ Result<Answer> ScriptModel::answer(const Request& request) {
                           m_path.c_str(), m_turns.size());
     const Turn& turn = m_turns[m_next++];
     if (turn.fail_status != 0)
-        return make_error(exit_for_status(turn.fail_status), "HTTP %d: %s", turn.fail_status,
+        return make_error(exit_for_http_status(turn.fail_status), "HTTP %d: %s", turn.fail_status,
                           turn.fail_message.c_str());
     Answer answer;
     answer.text = turn.text;

@@ -17,17 +17,6 @@ constexpr std::string_view k_algorithm = "AWS4-HMAC-SHA256";
 
 using Pairs = std::vector<std::pair<std::string, std::string>>;
 
-bool is_token(std::string_view s) {
-    if (s.empty())
-        return false;
-    for (char c : s) {
-        bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-        if (!alnum && std::string_view("!#$%&'*+-.^_`|~").find(c) == std::string_view::npos)
-            return false;
-    }
-    return true;
-}
-
 std::string lowercase(std::string_view s) {
     std::string out(s);
     for (char& c : out)
@@ -157,7 +146,7 @@ struct CanonicalHeaders {
 Result<CanonicalHeaders> canonical_headers(const HttpHeaders& headers) {
     Pairs merged; // lowercase name, values joined by ','
     for (const auto& [name, value] : headers.entries()) {
-        if (!is_token(name))
+        if (!is_http_token(name))
             return make_error(Exit::data, "cannot sign header '%s': its name is not a token",
                               name.c_str());
         if (value.find('\0') != std::string::npos)
@@ -216,7 +205,7 @@ void finish(Signature& out, const Credentials& credentials, const Scope& scope, 
 }
 
 Status check_method(const Request& request) {
-    if (!is_token(request.method))
+    if (!is_http_token(request.method))
         return make_error(Exit::data, "cannot sign a request whose method is '%s'",
                           request.method.c_str());
     return {};

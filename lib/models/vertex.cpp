@@ -7,7 +7,6 @@
 #include "lib/fd.hpp"
 #include "lib/models/anthropic.hpp"
 #include "lib/models/gemini.hpp"
-#include "lib/secrets.hpp"
 #include "lib/text.hpp"
 
 #include <mbedtls/pk.h>
@@ -27,16 +26,6 @@ constexpr const char* k_scope = "https://www.googleapis.com/auth/cloud-platform"
 constexpr const char* k_google_token_uri = "https://oauth2.googleapis.com/token";
 constexpr int64_t k_assertion_seconds = 3600;
 constexpr size_t k_max_credentials = size_t{1} << 20;
-
-std::string env_or(const char* name, std::string fallback) {
-    const char* v = std::getenv(name);
-    return v != nullptr && *v != '\0' ? std::string(v) : std::move(fallback);
-}
-
-Result<std::string> credential(const char* name) {
-    SION_TRY(auto value, secrets::lookup(name));
-    return value.value_or("");
-}
 
 // The credentials file at `path`, checked for what minting a token needs.
 Result<Json> read_credentials(const std::string& path) {
@@ -281,13 +270,13 @@ public:
         std::string_view member = m_settings.claude ? "anthropic" : "gemini";
         bool has_kept = keeps_any(request.conversation, member, m_origin);
         return m_wire.with_keys(m_settings.api_keys, [&](const std::string& key) {
-            auto answer = call(request, key, true);
-            // A minted token the API refuses is minted again, once.
-            if (!answer && m_wire.last_status() == 401 && key.empty() && m_tokens.forget())
-                answer = call(request, key, true);
-            if (!answer && has_kept && m_wire.last_status() == 400)
-                answer = call(request, key, false);
-            return answer;
+            return letting_kept_go(m_wire, has_kept, [&](bool with_kept) {
+                auto answer = call(request, key, with_kept);
+                // A minted token the API refuses is minted again, once.
+                if (!answer && m_wire.last_status() == 401 && key.empty() && m_tokens.forget())
+                    answer = call(request, key, with_kept);
+                return answer;
+            });
         });
     }
 
@@ -309,9 +298,7 @@ private:
             return claude(request, w, with_kept);
         w.body = gemini_body(request, effort(), thinking_room(), m_origin, with_kept).dump();
         GeminiReader reader(m_origin);
-        w.on_event = [&](const SseEvent& e) { return reader.on_event(e); };
-        SION_TRY(WireReply reply, m_wire.send(w));
-        return reply.streamed ? reader.finish() : reader.whole(reply.body);
+        return send_streamed(m_wire, w, reader);
     }
 
     // Anthropic's body, Vertex AI's version in it, cached at two breakpoints: the system prompt
@@ -331,9 +318,7 @@ private:
         body.set("stream", true);
         w.body = body.dump();
         AnthropicReader reader(m_origin);
-        w.on_event = [&](const SseEvent& e) { return reader.on_event(e); };
-        SION_TRY(WireReply reply, m_wire.send(w));
-        return reply.streamed ? reader.finish() : reader.whole(reply.body);
+        return send_streamed(m_wire, w, reader);
     }
 
     std::string m_name;

@@ -508,4 +508,42 @@ int64_t retry_hint_ms(const HttpHeaders& headers, int64_t now_unix_ms) {
     return std::clamp<int64_t>(hint, 0, k_max_hint_ms);
 }
 
+// --- what the providers' models share ---------------------------------------------------------
+
+Result<Answer> letting_kept_go(const Wire& wire, bool has_kept,
+                               const std::function<Result<Answer>(bool)>& call) {
+    auto answer = call(has_kept);
+    if (!answer && has_kept && wire.last_status() == 400)
+        answer = call(false);
+    return answer;
+}
+
+Result<Answer> KeyedModel::answer(const Request& request) {
+    bool has_kept = keeps_any(request.conversation, m_member, m_origin);
+    return m_wire.with_keys(m_keys, [&](const std::string& key) {
+        return letting_kept_go(m_wire, has_kept,
+                               [&](bool with_kept) { return call(request, key, with_kept); });
+    });
+}
+
+std::string plain_tool_id(std::string_view id) {
+    std::string out;
+    for (char c : id.substr(0, 64)) {
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+                  || c == '_' || c == '-';
+        out += ok ? c : '_';
+    }
+    return out.empty() ? std::string("call") : out;
+}
+
+std::string env_or(const char* name, std::string fallback) {
+    const char* v = std::getenv(name);
+    return v != nullptr && *v != '\0' ? std::string(v) : std::move(fallback);
+}
+
+Result<std::string> credential(const char* name) {
+    SION_TRY(auto value, secrets::lookup(name));
+    return value.value_or("");
+}
+
 } // namespace sion::models

@@ -169,4 +169,60 @@ private:
 // retry-after (seconds, or an HTTP date after `now_unix_ms`); 0 when there is none.
 [[nodiscard]] int64_t retry_hint_ms(const HttpHeaders& headers, int64_t now_unix_ms);
 
+// --- what the providers' models share ---------------------------------------------------------
+
+// One answer of a conversation that may give a provider's reasoning back (`has_kept`):
+// `call(true)`, and when the provider refuses that request (400), `call(false)`: reasoning that no
+// longer checks (signed under another organization's key, say) is let go rather than failing.
+[[nodiscard]] Result<Answer> letting_kept_go(const Wire& wire, bool has_kept,
+                                             const std::function<Result<Answer>(bool)>& call);
+
+// A model answered with the keys of one KeyRing (Wire::with_keys), its reasoning kept under
+// `member` of the conversation's messages and let go once refused (letting_kept_go). A provider
+// says how one call is made.
+class KeyedModel : public Model {
+public:
+    KeyedModel(std::string name, std::string_view member, Origin origin, KeyRing keys, Reach reach)
+        : m_name(std::move(name)), m_member(member), m_origin(std::move(origin)),
+          m_keys(std::move(keys)), m_wire(reach) {}
+
+    [[nodiscard]] const std::string& name() const final { return m_name; }
+
+    [[nodiscard]] Result<Answer> answer(const Request& request) final;
+
+protected:
+    // One call with `key` ("" for none), the kept reasoning given back or not.
+    [[nodiscard]] virtual Result<Answer> call(const Request& request, const std::string& key,
+                                              bool with_kept) = 0;
+
+    [[nodiscard]] const Origin& origin() const { return m_origin; }
+
+    [[nodiscard]] Wire& wire() { return m_wire; }
+
+private:
+    std::string m_name;
+    std::string_view m_member;
+    Origin m_origin;
+    KeyRing m_keys;
+    Wire m_wire;
+};
+
+// `request` sent through `wire` as a stream, its events going to `reader` (a provider's reader:
+// on_event(), then finish(); or whole() for a body that came whole).
+template <class Reader>
+[[nodiscard]] Result<Answer> send_streamed(Wire& wire, WireRequest& request, Reader& reader) {
+    request.on_event = [&](const SseEvent& e) { return reader.on_event(e); };
+    SION_TRY(WireReply reply, wire.send(request));
+    return reply.streamed ? reader.finish() : reader.whole(reply.body);
+}
+
+// A tool call's id as providers that take only [a-zA-Z0-9_-]{1,64} want it: cut to 64 bytes,
+// any other character made '_' (a Responses id has '|'), "call" for none.
+[[nodiscard]] std::string plain_tool_id(std::string_view id);
+
+// The environment's `name`, or `fallback` when it is unset or empty.
+[[nodiscard]] std::string env_or(const char* name, std::string fallback);
+// The value of `name` (secrets::lookup: the environment's, else the sealed one); "" for none.
+[[nodiscard]] Result<std::string> credential(const char* name);
+
 } // namespace sion::models

@@ -19,7 +19,6 @@ export ANTHROPIC_API_KEY=sk-ant-test-0001
 run() { timeout 60 setsid -w sion agent run coder "$agent" "$@" </dev/null; }
 # run_at URL ARGS...: the same with ANTHROPIC_BASE_URL=URL.
 run_at() { ANTHROPIC_BASE_URL=$1 timeout 60 setsid -w sion agent run coder "$agent" "${@:2}" </dev/null; }
-session_id() { sed -n '1s/^session \([0-9a-f]\{16\}\) for agent .*$/\1/p' "$scratch/out"; }
 script() { printf '%s\n' "$2" >"$scratch/scripts/$1.json"; }
 stored() { # stored SESSION EXPRESSION: what the Python EXPRESSION makes of its messages (`m`)
     python3 - "$SION_HOME/sion.db" "$1" "$2" <<'PY'

@@ -14,17 +14,6 @@ mkdir -p "$scratch/work" "$scratch/scripts"
 cd "$scratch" || exit 1
 unset ANTHROPIC_API_KEY ANTHROPIC_BASE_URL OPENAI_API_KEY OPENAI_BASE_URL SION_MODEL_TIMEOUT
 agent=$(sion agent create coder) || exit 1
-# run VAR=VALUE... -- ARGS...: a run of the agent with those variables, no terminal, bounded.
-run() {
-    local env=()
-    while [ "$1" != -- ]; do
-        env+=("$1")
-        shift
-    done
-    shift
-    env "${env[@]}" timeout 60 setsid -w sion agent run coder "$agent" "$@" </dev/null
-}
-session_id() { sed -n '1s/^session \([0-9a-f]\{16\}\) for agent .*$/\1/p' "$scratch/out"; }
 script() { printf '%s\n' "$2" >"$scratch/scripts/$1.json"; }
 write() { printf '{"name": "write_file", "input": {"path": "%s", "content": "x"}}' "$1"; }
 busy='{"status": 529, "message": "Overloaded"}'
@@ -34,7 +23,7 @@ script a1 "[{\"thinking\": \"Plan.\", \"calls\": [$(write f1.txt)]}, $busy]"
 script o1 '[{"text": "Finished by the spare."}]'
 start_standin a1 anthropic_server "$scratch/scripts/a1.json"
 start_standin o1 openai_server "$scratch/scripts/o1.json"
-expect_exit 0 run ANTHROPIC_BASE_URL="$a1_url" ANTHROPIC_API_KEY=ka OPENAI_BASE_URL="$o1_url/v1" OPENAI_API_KEY=ko -- \
+expect_exit 0 run_with ANTHROPIC_BASE_URL="$a1_url" ANTHROPIC_API_KEY=ka OPENAI_BASE_URL="$o1_url/v1" OPENAI_API_KEY=ko -- \
     --task 'Write f1.txt' --model anthropic:claude-a#high --model openai:gpt-b --workspace work --autonomy L3
 sid=$(session_id)
 expect_out "session $sid for agent ${agent:0:8}
@@ -52,7 +41,7 @@ expect_query "$o1_log" '[sorted(m) for m in r[0]["body"]["messages"] if m["role"
 # would refuse it: its signatures are the model's).
 script a2 "[{\"thinking\": \"Plan.\", \"calls\": [$(write f2.txt)]}, $busy, {\"text\": \"Finished by b.\"}]"
 start_standin a2 anthropic_server "$scratch/scripts/a2.json"
-expect_exit 0 run ANTHROPIC_BASE_URL="$a2_url" ANTHROPIC_API_KEY=ka -- \
+expect_exit 0 run_with ANTHROPIC_BASE_URL="$a2_url" ANTHROPIC_API_KEY=ka -- \
     --task 'Write f2.txt' --model anthropic:claude-a#high --model anthropic:claude-b#high --workspace work --autonomy L3
 expect_grep '^the model anthropic:claude-a#high failed: HTTP 529: Overloaded; asking anthropic:claude-b#high$' "$scratch/out"
 expect_grep '^agent: Finished by b\.$' "$scratch/out"
@@ -64,7 +53,7 @@ expect_query "$a2_log" '[(e["body"]["model"], [b["type"] for b in e["body"]["mes
 closed=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 script a3 '[{"text": "Reached."}]'
 start_standin a3 anthropic_server "$scratch/scripts/a3.json"
-expect_exit 0 run OPENAI_BASE_URL="http://127.0.0.1:$closed/v1" ANTHROPIC_BASE_URL="$a3_url" ANTHROPIC_API_KEY=ka -- \
+expect_exit 0 run_with OPENAI_BASE_URL="http://127.0.0.1:$closed/v1" ANTHROPIC_BASE_URL="$a3_url" ANTHROPIC_API_KEY=ka -- \
     --task 'Hi' --model openai:gpt-b --model anthropic:claude-a
 expect_grep "^the model openai:gpt-b failed: cannot reach 'http://127.0.0.1:$closed/v1/chat/completions': .*; asking anthropic:claude-a\$" "$scratch/out"
 expect_grep '^agent: Reached\.$' "$scratch/out"
@@ -75,7 +64,7 @@ for refusal in '{"status": 400, "message": "messages: roles must alternate"}' '{
     script o4 '[{"text": "never"}]'
     start_standin a4 anthropic_server "$scratch/scripts/a4.json"
     start_standin o4 openai_server "$scratch/scripts/o4.json"
-    expect_exit 69 run ANTHROPIC_BASE_URL="$a4_url" ANTHROPIC_API_KEY=ka OPENAI_BASE_URL="$o4_url/v1" OPENAI_API_KEY=ko -- \
+    expect_exit 69 run_with ANTHROPIC_BASE_URL="$a4_url" ANTHROPIC_API_KEY=ka OPENAI_BASE_URL="$o4_url/v1" OPENAI_API_KEY=ko -- \
         --task 'Hi' --model anthropic:claude-a --model openai:gpt-b &&
         expect_grep "^session [0-9a-f]{16}: failed: the model anthropic:claude-a failed: HTTP 40[01]: (messages: roles must alternate|invalid x-api-key)\$" "$scratch/out"
     expect_query "$o4_log" 'len(r)' '0'
@@ -87,7 +76,7 @@ script keys "[{\"key\": \"k-one\", \"status\": 429, \"message\": \"Rate limited\
  {\"key\": \"k-two\", \"calls\": [$(write k1.txt)]}, {\"key\": \"k-two\", \"calls\": [$(write k2.txt)]},
  {\"key\": \"k-three\", \"calls\": [$(write k3.txt)]}, {\"key\": \"k-two\", \"text\": \"Done.\"}]"
 start_standin k anthropic_server "$scratch/scripts/keys.json"
-expect_exit 0 run ANTHROPIC_BASE_URL="$k_url" ANTHROPIC_API_KEY='k-one, k-two,k-three' -- \
+expect_exit 0 run_with ANTHROPIC_BASE_URL="$k_url" ANTHROPIC_API_KEY='k-one, k-two,k-three' -- \
     --task 'Write three' --model anthropic:claude-a --workspace work --autonomy L3
 expect_grep '^agent: Done\.$' "$scratch/out"
 expect_clean "$k_log"
@@ -96,7 +85,7 @@ expect_query "$k_log" '[e["key"] for e in r]' '["k-one", "k-two", "k-two", "k-th
 script refused "[{\"key\": \"r-one\", \"calls\": [$(write r1.txt)]}, {\"key\": \"r-two\", \"status\": 401, \"message\": \"invalid x-api-key\"},
  {\"key\": \"r-one\", \"calls\": [$(write r2.txt)]}, {\"key\": \"r-one\", \"text\": \"Done.\"}]"
 start_standin rf anthropic_server "$scratch/scripts/refused.json"
-expect_exit 0 run ANTHROPIC_BASE_URL="$rf_url" ANTHROPIC_API_KEY='r-one,r-two' -- \
+expect_exit 0 run_with ANTHROPIC_BASE_URL="$rf_url" ANTHROPIC_API_KEY='r-one,r-two' -- \
     --task 'Write two' --model anthropic:claude-a --workspace work --autonomy L3
 expect_grep '^agent: Done\.$' "$scratch/out"
 expect_query "$rf_log" '[e["key"] for e in r]' '["r-one", "r-two", "r-one", "r-one"]'
@@ -105,18 +94,18 @@ script a5 '[{"status": 429, "message": "Rate limited", "headers": {"retry-after"
 script o5 '[{"text": "The spare answered."}]'
 start_standin a5 anthropic_server "$scratch/scripts/a5.json"
 start_standin o5 openai_server "$scratch/scripts/o5.json"
-expect_exit 0 run ANTHROPIC_BASE_URL="$a5_url" ANTHROPIC_API_KEY=only-key OPENAI_BASE_URL="$o5_url/v1" OPENAI_API_KEY=ko -- \
+expect_exit 0 run_with ANTHROPIC_BASE_URL="$a5_url" ANTHROPIC_API_KEY=only-key OPENAI_BASE_URL="$o5_url/v1" OPENAI_API_KEY=ko -- \
     --task 'Hi' --model anthropic:claude-a --model openai:gpt-b
 expect_grep '^the model anthropic:claude-a failed: HTTP 429: Rate limited; asking openai:gpt-b$' "$scratch/out"
 expect_grep '^agent: The spare answered\.$' "$scratch/out"
 
 # The token budget counts the room a model is given for thinking, before each call.
 echo '{"turns": [{"text": "hello", "usage": {"input_tokens": 10, "output_tokens": 1}}]}' >"$scratch/scripts/hello.json"
-expect_exit 1 run -- --task 'Hi' --model "script:$scratch/scripts/hello.json#max" --budget-tokens 50000
+expect_exit 1 run_with -- --task 'Hi' --model "script:$scratch/scripts/hello.json#max" --budget-tokens 50000
 sid=$(session_id)
 expect_out "session $sid for agent ${agent:0:8}
 session $sid: stopped: the token budget of 50000 tokens is spent (0 used)"
-expect_exit 0 run -- --task 'Hi' --model "script:$scratch/scripts/hello.json#low" --budget-tokens 50000
+expect_exit 0 run_with -- --task 'Hi' --model "script:$scratch/scripts/hello.json#low" --budget-tokens 50000
 expect_grep '^agent: hello$' "$scratch/out"
 
 done_testing

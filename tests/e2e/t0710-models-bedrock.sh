@@ -9,14 +9,11 @@
 # malformed and a cut answer; and no secret in anything the session printed or stored.
 . "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || skip "python3 is not installed"
+. "$SION_SOURCE_DIR/tests/models/standin.sh"
 
-server="$SION_SOURCE_DIR/tests/models/bedrock_server.py"
 work="$scratch/work"
 mkdir -p "$work"
 cd "$scratch" || exit 1
-pids=()
-EXTRA_CLEANUP='for p in "${pids[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done'
-trap 'eval "$EXTRA_CLEANUP"; rm -rf "$scratch"' EXIT
 
 secret='wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY'
 token='FQoGZXIvYXdzEXAMPLEsessionTOKENvalue0123456789'
@@ -30,19 +27,12 @@ unset AWS_BEARER_TOKEN_BEDROCK AWS_PROFILE AWS_DEFAULT_REGION AWS_DEFAULT_PROFIL
 stand_in() {
     local name=$1
     shift
-    python3 "$server" --port-file "$scratch/$name.port" --script "$scratch/$name.json" \
-        --log "$scratch/$name.log" "$@" &
-    pids+=($!)
-    for _ in $(seq 100); do [ -s "$scratch/$name.port" ] && break; sleep 0.1; done
-    [ -s "$scratch/$name.port" ] || { fail "the stand-in $name did not start"; done_testing; exit 1; }
-    export AWS_ENDPOINT_URL_BEDROCK_RUNTIME="http://127.0.0.1:$(cat "$scratch/$name.port")"
+    start_standin "$name" bedrock_server "$scratch/$name.json" "$@"
+    eval "export AWS_ENDPOINT_URL_BEDROCK_RUNTIME=\$${name}_url"
 }
 signing=(--access-key AKIDEXAMPLE --secret-key "$secret" --session-token "$token")
 
 run() { timeout 120 setsid -w sion agent run coder "$agent" --workspace "$work" --autonomy L3 "$@" </dev/null; }
-session_id() { sed -n '1s/^session \([0-9a-f]\{16\}\) for agent .*/\1/p' "$scratch/out"; }
-# verdicts NAME: what the stand-in made of each request, one a line.
-verdicts() { python3 -c 'import json,sys; [print(json.loads(l)["verdict"]) for l in open(sys.argv[1])]' "$scratch/$1.log"; }
 
 agent=$(sion agent create coder) && ok || fail "sion agent create coder"
 agent=${agent:0:8}

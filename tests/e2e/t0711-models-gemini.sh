@@ -9,14 +9,11 @@
 # and thinkingBudget; a missing key refused; and no key in anything the session printed or stored.
 . "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || skip "python3 is not installed"
+. "$SION_SOURCE_DIR/tests/models/standin.sh"
 
-server="$SION_SOURCE_DIR/tests/models/gemini_server.py"
 work="$scratch/work"
 mkdir -p "$work"
 cd "$scratch" || exit 1
-pids=()
-EXTRA_CLEANUP='for p in "${pids[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done'
-trap 'eval "$EXTRA_CLEANUP"; rm -rf "$scratch"' EXIT
 
 key='AIzaSyEXAMPLE-gemini-key-0123456789'
 model='gemini-3-pro-preview'
@@ -28,17 +25,11 @@ unset GOOGLE_API_KEY
 stand_in() {
     local name=$1
     shift
-    python3 "$server" --port-file "$scratch/$name.port" --script "$scratch/$name.json" \
-        --log "$scratch/$name.log" --model "$model" "$@" &
-    pids+=($!)
-    for _ in $(seq 100); do [ -s "$scratch/$name.port" ] && break; sleep 0.1; done
-    [ -s "$scratch/$name.port" ] || { fail "the stand-in $name did not start"; done_testing; exit 1; }
-    export GEMINI_BASE_URL="http://127.0.0.1:$(cat "$scratch/$name.port")"
+    start_standin "$name" gemini_server "$scratch/$name.json" --model "$model" "$@"
+    eval "export GEMINI_BASE_URL=\$${name}_url"
 }
 
 run() { timeout 120 setsid -w sion agent run coder "$agent" --workspace "$work" --autonomy L3 "$@" </dev/null; }
-session_id() { sed -n '1s/^session \([0-9a-f]\{16\}\) for agent .*/\1/p' "$scratch/out"; }
-verdicts() { python3 -c 'import json,sys; [print(json.loads(l)["verdict"]) for l in open(sys.argv[1])]' "$scratch/$1.log"; }
 
 agent=$(sion agent create coder) && ok || fail "sion agent create coder"
 agent=${agent:0:8}

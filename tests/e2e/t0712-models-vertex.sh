@@ -10,15 +10,12 @@
 # in anything the sessions printed or stored.
 . "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || skip "python3 is not installed"
+. "$SION_SOURCE_DIR/tests/models/standin.sh"
 command -v openssl >/dev/null || skip "openssl is not installed (Debian package openssl)"
 
-server="$SION_SOURCE_DIR/tests/models/vertex_server.py"
 work="$scratch/work"
 mkdir -p "$work"
 cd "$scratch" || exit 1
-pids=()
-EXTRA_CLEANUP='for p in "${pids[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done'
-trap 'eval "$EXTRA_CLEANUP"; rm -rf "$scratch"' EXIT
 
 gemini='gemini-3-pro-preview'
 claude='claude-sonnet-4-5@20250929'
@@ -36,13 +33,9 @@ unset GOOGLE_OAUTH_ACCESS_TOKEN GOOGLE_APPLICATION_CREDENTIALS GOOGLE_API_KEY CL
 stand_in() {
     local name=$1
     shift
-    python3 "$server" --port-file "$scratch/$name.port" --script "$scratch/$name.json" \
-        --log "$scratch/$name.log" --project sion-test --location us-east5 \
-        --client-email "$email" --key-id kid-0001 "$@" &
-    pids+=($!)
-    for _ in $(seq 100); do [ -s "$scratch/$name.port" ] && break; sleep 0.1; done
-    [ -s "$scratch/$name.port" ] || { fail "the stand-in $name did not start"; done_testing; exit 1; }
-    export VERTEX_BASE_URL="http://127.0.0.1:$(cat "$scratch/$name.port")"
+    start_standin "$name" vertex_server "$scratch/$name.json" --project sion-test --location us-east5 \
+        --client-email "$email" --key-id kid-0001 "$@"
+    eval "export VERTEX_BASE_URL=\$${name}_url"
     token_uri="$VERTEX_BASE_URL/token"
 }
 # service_account FILE KEY: a service account's key file for the running stand-in.
@@ -57,8 +50,6 @@ PY
 }
 
 run() { timeout 120 setsid -w sion agent run coder "$agent" --workspace "$work" --autonomy L3 "$@" </dev/null; }
-session_id() { sed -n '1s/^session \([0-9a-f]\{16\}\) for agent .*/\1/p' "$scratch/out"; }
-verdicts() { python3 -c 'import json,sys; [print(json.loads(l)["verdict"]) for l in open(sys.argv[1])]' "$scratch/$1.log"; }
 
 agent=$(sion agent create coder) && ok || fail "sion agent create coder"
 agent=${agent:0:8}

@@ -5,25 +5,43 @@ standin_pids=""
 trap 'for p in $standin_pids; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$scratch"' EXIT
 
 # start_standin NAME SERVER SCRIPT [ARG...]: runs tests/models/SERVER.py with the replies in SCRIPT
-# and sets ${NAME}_url (http://127.0.0.1:PORT) and ${NAME}_log (its JSON-lines log).
+# and sets ${NAME}_url (http://127.0.0.1:PORT) and ${NAME}_log (its JSON-lines log,
+# $scratch/NAME.log).
 start_standin() {
-    local name=$1 server=$2 script=$3 dir="$scratch/standin-$1"
+    local name=$1 server=$2 script=$3 at="$scratch/$1"
     shift 3
-    rm -rf "$dir" && mkdir -p "$dir"
-    python3 "$SION_SOURCE_DIR/tests/models/$server.py" --port-file "$dir/port" --script "$script" \
-        --log "$dir/log.jsonl" --lifetime 300 "$@" 2>"$dir/err" &
+    rm -f "$at.port" "$at.log" "$at.err"
+    python3 "$SION_SOURCE_DIR/tests/models/$server.py" --port-file "$at.port" --script "$script" \
+        --log "$at.log" --lifetime 300 "$@" 2>"$at.err" &
     standin_pids="$standin_pids $!"
     for _ in $(seq 200); do
-        [ -s "$dir/port" ] && break
+        [ -s "$at.port" ] && break
         sleep 0.05
     done
-    if [ ! -s "$dir/port" ]; then
-        fail "the stand-in $name did not start: $(cat "$dir/err")"
+    if [ ! -s "$at.port" ]; then
+        fail "the stand-in $name did not start: $(cat "$at.err")"
         done_testing
         exit 1
     fi
-    eval "${name}_url=http://127.0.0.1:$(cat "$dir/port")"
-    eval "${name}_log=$dir/log.jsonl"
+    eval "${name}_url=http://127.0.0.1:$(cat "$at.port")"
+    eval "${name}_log=$at.log"
+}
+
+# session_id: the session's id in the first line of $scratch/out.
+session_id() { sed -n '1s/^session \([0-9a-f]\{16\}\) for agent .*$/\1/p' "$scratch/out"; }
+
+# verdicts NAME: what the stand-in NAME made of each request, one a line.
+verdicts() { python3 -c 'import json,sys; [print(json.loads(l)["verdict"]) for l in open(sys.argv[1])]' "$scratch/$1.log"; }
+
+# run_with VAR=VALUE... -- ARGS...: a run of agent $agent with those variables, no terminal, bounded.
+run_with() {
+    local env=()
+    while [ "$1" != -- ]; do
+        env+=("$1")
+        shift
+    done
+    shift
+    env "${env[@]}" timeout 60 setsid -w sion agent run coder "$agent" "$@" </dev/null
 }
 
 # query LOG EXPRESSION: prints what the Python EXPRESSION makes of the requests in LOG (`r`, a

@@ -106,6 +106,17 @@ TEST(Cli, UsageErrorsNameTheOptionAndExit64) {
     }
 }
 
+TEST(Cli, ArgumentsThatAreNotUtf8AreBadInput) {
+    const char* good[] = {"prog", "caf\xc3\xa9", "--task", ""};
+    EXPECT_TRUE(check_utf8_arguments(4, good));
+    const char* bad[] = {"prog", "ok", "caf\xe9", "\xff"};
+    auto checked = check_utf8_arguments(4, bad);
+    ASSERT_FALSE(checked);
+    EXPECT_EQ(checked.error().exit(), Exit::data);
+    EXPECT_EQ(checked.error().message(),
+              "argument 2 is not UTF-8 text: sion keeps what it is given as UTF-8");
+}
+
 TEST(Cli, HelpAndVersionAreBuiltIn) {
     auto a = parse({"--help", "-h", "--version"});
     ASSERT_TRUE(a);

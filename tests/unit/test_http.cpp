@@ -203,6 +203,15 @@ TEST(RedactUrl, DropsUserInfoQueryAndFragment) {
     EXPECT_EQ(redact_url("not a url?x"), "not a url");
 }
 
+TEST(HttpToken, TakesTcharsOnly) {
+    EXPECT_TRUE(is_http_token("X-Amz-Date"));
+    EXPECT_TRUE(is_http_token("!#$%&'*+-.^_`|~09azAZ"));
+    EXPECT_FALSE(is_http_token(""));
+    EXPECT_FALSE(is_http_token("Bad Name"));
+    EXPECT_FALSE(is_http_token("a:b"));
+    EXPECT_FALSE(is_http_token("caf\xc3\xa9"));
+}
+
 TEST(CurlEasyTest, MoveOnlyOwner) {
     auto easy = CurlEasy::make();
     ASSERT_TRUE(easy);
