@@ -73,7 +73,7 @@ struct Pin {
 };
 
 struct Reviewed {
-    PinState state;
+    PinState state = PinState::unchanged;
     const ToolDef* tool = nullptr; // nullptr for a removed one
     const Pin* pin = nullptr;      // nullptr for an added one
 };
