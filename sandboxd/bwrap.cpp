@@ -189,7 +189,7 @@ Result<BwrapUser> bwrap_user(const Config& config) {
     return user;
 }
 
-Result<Launch> prepare_launch(const Config& config, Pid1 pid1,
+Result<Launch> prepare_launch(const Config& config,
                               const std::vector<std::pair<std::string, std::string>>& extra,
                               int status_fd, const std::string& proxy_socket) {
     SION_CHECK(check_supported(config));
@@ -208,14 +208,22 @@ Result<Launch> prepare_launch(const Config& config, Pid1 pid1,
     }
     SION_TRY(Layout fds, open_layout(launch, next));
     fds.proxy_socket = proxy_socket;
-    if (launch.as_owner)
-        launch.spec.argv = {k_self, "become", std::to_string(launch.uid),
-                            std::to_string(launch.gid), "--"};
+    if (auto parent = find_pids_parent()) {
+        if (auto cgroup = SandboxCgroup::make(*parent, config.limits.processes))
+            launch.cgroup = std::move(*cgroup);
+    }
+    if (launch.as_owner || launch.cgroup) {
+        launch.spec.argv = {k_self, "become"};
+        if (launch.cgroup)
+            launch.spec.argv.insert(launch.spec.argv.end(), {"--cgroup", launch.cgroup->dir()});
+        launch.spec.argv.insert(launch.spec.argv.end(),
+                                {std::to_string(launch.uid), std::to_string(launch.gid), "--"});
+    }
     launch.spec.argv.push_back(bwrap);
     // NOLINTNEXTLINE(concurrency-mt-unsafe): read before any thread runs
     const char* term = std::getenv("TERM");
     std::vector<std::string> env = sandbox_env(term != nullptr ? term : "");
-    std::vector<std::string> layout = layout_args(config, probe_host_root(), fds, pid1, env);
+    std::vector<std::string> layout = layout_args(config, probe_host_root(), fds, env);
     launch.spec.argv.insert(launch.spec.argv.end(), layout.begin(), layout.end());
     return launch;
 }
@@ -238,7 +246,7 @@ std::vector<std::string> run_init_argv(const Limits& limits, bool forward,
 Result<ExecResult> exec_once(const Config& config, const ExecRequest& request,
                              const std::optional<std::string>& input) {
     SION_TRY(Pipe status, Pipe::make());
-    SION_TRY(Launch launch, prepare_launch(config, Pid1::init, request.env, status.write.get()));
+    SION_TRY(Launch launch, prepare_launch(config, request.env, status.write.get()));
     std::vector<std::string> tail =
         run_init_argv(config.limits, false, request_argv(request), launch.env_fd);
     launch.spec.argv.insert(launch.spec.argv.end(), tail.begin(), tail.end());
@@ -258,15 +266,27 @@ Result<ExecResult> exec_once(const Config& config, const ExecRequest& request,
     return interpret(std::move(c), config.limits.output, launch);
 }
 
-Error become(uid_t uid, gid_t gid, const std::vector<std::string>& argv) {
-    if (argv.empty())
-        return make_error(Exit::software, "become: nothing to run");
+namespace {
+
+Status set_ids(uid_t uid, gid_t gid) {
     if (::setgroups(0, nullptr) != 0)
         return sys_error(Exit::no_perm, errno, "cannot drop supplementary groups");
     if (::setresgid(gid, gid, gid) != 0)
         return sys_error(Exit::no_perm, errno, "cannot become group %u", static_cast<unsigned>(gid));
     if (::setresuid(uid, uid, uid) != 0)
         return sys_error(Exit::no_perm, errno, "cannot become user %u", static_cast<unsigned>(uid));
+    return {};
+}
+
+} // namespace
+
+Error become(uid_t uid, gid_t gid, const std::vector<std::string>& argv) {
+    if (argv.empty())
+        return make_error(Exit::software, "become: nothing to run");
+    // Already them (started only to join a cgroup): supplementary groups and all stay.
+    if (uid != ::geteuid() || gid != ::getegid())
+        if (Status changed = set_ids(uid, gid); !changed)
+            return changed.error();
     std::vector<char*> args;
     for (const std::string& a : argv)
         args.push_back(const_cast<char*>(a.c_str())); // NOLINT: execv does not write through them

@@ -5,8 +5,9 @@
 // Who runs bwrap: this process's user, except that root runs it as the workspace's owner (their
 // passwd entry's group, else the workspace's) when the workspace is not root's, so that the user
 // namespace maps 10001 to them and what a command writes in the workspace stays theirs. The switch
-// is made by this program itself, re-executed as `sion-sandbox become UID GID -- bwrap …`: it drops
-// to the owner and execs bwrap, so that every spawn still goes through lib/child.
+// is made by this program itself, re-executed as `sion-sandbox become [--cgroup DIR] UID GID --
+// bwrap …`: it joins the sandbox's cgroup when there is one (cgroup.hpp), drops to the owner and
+// execs bwrap, so that every spawn still goes through lib/child.
 //
 // What bwrap binds it finds by path, as the user it runs as: the workspace's owner must be able to
 // reach the workspace, the --sandbox-read directories and this program (bwrap 0.8 resolves even a
@@ -14,6 +15,7 @@
 // Exit::unavailable naming the owner.
 #pragma once
 
+#include "sandboxd/cgroup.hpp"
 #include "sandboxd/config.hpp"
 #include "sandboxd/exec.hpp"
 #include "sandboxd/mounts.hpp"
@@ -54,6 +56,9 @@ struct Launch {
     uid_t uid = 0;           // who runs bwrap
     gid_t gid = 0;
     int env_fd = -1;         // where init --exec reads the extra environment (--env-fd), or -1
+    // The sandbox's cgroup with pids.max, where one can be made (bwrap is started in it through
+    // `become --cgroup`); removed when dropped, so it must outlive bwrap.
+    std::optional<SandboxCgroup> cgroup;
 };
 
 // The fd number inside the sandbox where init finds its status pipe (exec), when one is given.
@@ -62,13 +67,15 @@ inline constexpr int k_status_fd = 3;
 // Prepares bwrap for `config`. The command's environment is sandbox_env() with TERM from this
 // process, set by bwrap, then `extra` (NAME, value) replacing or adding entries, set by init
 // --exec: `extra` travels in a memory file (Launch::env_fd in bwrap and init, an env_block()),
-// never on bwrap's command line; the warm init (Pid1::bwrap) gets each command's in its request
+// never on bwrap's command line; the warm init gets each command's in its request
 // instead, so `extra` is for init --exec only. `status_fd` (a pipe's write end, borrowed) becomes
 // fd k_status_fd in bwrap and init, unless it is -1. `proxy_socket`, when not empty, is bound at
-// k_proxy_inside. Errors: Exit::unavailable (no bwrap; the Docker backend, which is not bwrap's),
+// k_proxy_inside. The sandbox gets a cgroup of its own with pids.max = config.limits.processes
+// where one can be made (find_pids_parent()); where none can, RLIMIT_NPROC alone bounds its
+// processes. Errors: Exit::unavailable (no bwrap; the Docker backend, which is not bwrap's),
 // Exit::config (the workspace), Exit::os.
 [[nodiscard]] Result<Launch>
-prepare_launch(const Config& config, Pid1 pid1,
+prepare_launch(const Config& config,
                const std::vector<std::pair<std::string, std::string>>& extra, int status_fd,
                const std::string& proxy_socket = {});
 
@@ -91,9 +98,10 @@ prepare_launch(const Config& config, Pid1 pid1,
 [[nodiscard]] Result<ExecResult> exec_once(const Config& config, const ExecRequest& request,
                                            const std::optional<std::string>& input);
 
-// What `sion-sandbox become UID GID -- PROGRAM ARGS…` does: drops every supplementary group, sets
-// the group and user ids (real, effective, saved) and execs PROGRAM (a path). Returns only on
-// failure (Exit::os, Exit::no_perm).
+// What `sion-sandbox become UID GID -- PROGRAM ARGS…` does once it joined the cgroup its --cgroup
+// names (join_cgroup()): unless UID and GID are the effective ones already, drops every
+// supplementary group and sets the group and user ids (real, effective, saved); then execs PROGRAM
+// (a path). Returns only on failure (Exit::os, Exit::no_perm).
 [[nodiscard]] Error become(uid_t uid, gid_t gid, const std::vector<std::string>& argv);
 
 } // namespace sion::sandboxd

@@ -22,7 +22,7 @@ struct Limits {
     uint64_t memory = uint64_t{4} << 30;      // RLIMIT_AS (bwrap); the container's memory (Docker)
     uint64_t file_size = uint64_t{512} << 20; // RLIMIT_FSIZE
     uint64_t output = uint64_t{64} << 10;     // stdout and stderr, each
-    uint64_t processes = 256;                 // RLIMIT_NPROC inside the sandbox's user namespace
+    uint64_t processes = 256;                 // RLIMIT_NPROC inside, and the cgroup's pids.max
 };
 
 enum class BackendKind { bwrap, docker };

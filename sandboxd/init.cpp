@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// The init inside the sandbox: limits on itself, then one command as pid 1, every orphan reaped
-// (exec), or every command of a session from an event loop (serve).
+// The init inside the sandbox, pid 1: limits on itself, then one command, every orphan reaped
+// (exec), or every command of a session from an event loop in a child of its own (serve).
 #include "sandboxd/init.hpp"
 
 #include "sandboxd/exec.hpp"
@@ -20,6 +20,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 
 extern char** environ; // NOLINT: POSIX's
@@ -29,7 +30,7 @@ namespace sion::sandboxd {
 namespace {
 
 // Waits until `pid` has ended, reaping every other child that ends meanwhile (as pid 1 must);
-// `pid` itself is left for Child::wait() to reap.
+// `pid` itself is left for its owner to reap.
 Status await(pid_t pid) {
     for (;;) {
         siginfo_t info{};
@@ -62,6 +63,21 @@ void close_stray_fds(int keep) {
     if (keep > 3)
         ::syscall(SYS_close_range, 3U, static_cast<unsigned>(keep - 1), 0U);
     ::syscall(SYS_close_range, static_cast<unsigned>(keep + 1), ~0U, 0U);
+}
+
+Result<std::optional<int>> split_reaper() {
+    pid_t pid = ::fork();
+    if (pid < 0)
+        return sys_error(Exit::os, errno, "cannot fork the init's loop");
+    if (pid == 0)
+        return std::optional<int>();
+    SION_CHECK(await(pid));
+    int wstatus = 0;
+    while (::waitpid(pid, &wstatus, 0) < 0) {
+        if (errno != EINTR)
+            return sys_error(Exit::os, errno, "cannot wait for the init's loop");
+    }
+    return std::optional<int>(WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus));
 }
 
 Result<ExitStatus> init_exec(const Limits& limits, const std::vector<std::string>& argv) {

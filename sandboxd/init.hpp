@@ -1,21 +1,25 @@
 // SPDX-License-Identifier: MIT
 // The init inside the sandbox (`sion-sandbox init`, hidden): it sets the limits on itself, so that
-// what it starts inherits them, and runs commands.
+// what it starts inherits them, and runs commands. It is the sandbox's pid 1 (bwrap --as-pid-1),
+// and not dumpable (PR_SET_DUMPABLE 0, set first thing by the command layer and kept across a
+// fork): though commands run as the same user, none has CAP_SYS_PTRACE in the sandbox's user
+// namespace, so none can ptrace it or open its /proc/PID/mem, environ or fd entries, whatever Yama
+// says. (bwrap's own pid 1 would be such a process the commands could ptrace.)
 //
-// init --serve runs under bwrap's pid 1 (which reaps orphans) for a whole session: it answers
-// init/exec on its stdin and stdout (bwrap's pipes to sion-sandbox serve) with lib/uv_child, each
-// command its own process group with its own time limit and output cap, several at once. The
-// params are sandbox/exec's (exec.hpp), with "output" (the cap in bytes) added; the answer is the
-// result object. A command that cannot be found or run is an answer (exit 127 or 126, the reason
-// in its stderr), not an error. It sends init/ready once it listens, and at the end of its input
-// kills what still runs and exits.
+// init --serve, for a whole session, forks (split_reaper()): pid 1 reaps every orphan, and its
+// child, the loop, answers init/exec on its stdin and stdout (bwrap's pipes to sion-sandbox serve)
+// with lib/uv_child, each command its own process group with its own time limit and output cap,
+// several at once. The params are sandbox/exec's (exec.hpp), with "output" (the cap in bytes)
+// added; the answer is the result object. A command that cannot be found or run is an answer
+// (exit 127 or 126, the reason in its stderr), not an error. It sends init/ready once it listens,
+// and at the end of its input kills what still runs and exits.
 //
-// init --exec is the sandbox's pid 1 (bwrap --as-pid-1): it runs one command as its own process
-// group, reaps every orphan the command leaves, and reports how the command ended on a status pipe;
-// when it exits, the kernel kills whatever is left in the sandbox. The command's extra environment
-// (a request's env, run's --env) reaches it on a descriptor (--env-fd, env_block()), never on
-// bwrap's command line, where every user of the machine could read it in /proc/PID/cmdline; the
-// warm init gets each command's in its init/exec request, on its stdin.
+// init --exec runs one command as its own process group, reaps every orphan the command leaves,
+// and reports how the command ended on a status pipe; when it exits, the kernel kills whatever is
+// left in the sandbox. The command's extra environment (a request's env, run's --env) reaches it
+// on a descriptor (--env-fd, env_block()), never on bwrap's command line, where every user of the
+// machine could read it in /proc/PID/cmdline; the warm init gets each command's in its init/exec
+// request, on its stdin.
 #pragma once
 
 #include "sandboxd/config.hpp"
@@ -25,6 +29,7 @@
 #include "lib/json.hpp"
 #include "lib/result.hpp"
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -35,6 +40,12 @@ namespace sion::sandboxd {
 // Closes every descriptor from 3 up but `keep` (-1: none): what bwrap or anyone passed by mistake
 // must not reach a command.
 void close_stray_fds(int keep);
+
+// Forks the warm init's loop. In the child returns nullopt: it goes on to init_serve(). In the
+// parent, pid 1, reaps every process that ends until the child has, and returns the child's status
+// as the shell's $? (the code, or 128 + the signal). Call it before any thread runs.
+// Errors: Exit::os when fork or waiting fails.
+[[nodiscard]] Result<std::optional<int>> split_reaper();
 
 // Runs `argv` with this process's environment and working directory and the limits set on this
 // process, waits for it while reaping every other child that ends, and returns how it ended and

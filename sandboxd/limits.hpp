@@ -7,6 +7,7 @@
 // RLIMIT_NPROC. The kernel counts RLIMIT_NPROC per user in each user namespace, so it bounds the
 // processes and threads of the sandbox's own user 10001 only, and it exempts processes whose user
 // outside is root: run by root with a workspace of root's, the number of processes is bounded by
+// the sandbox's cgroup where one can be made (cgroup.hpp, the same number as pids.max), else by
 // nothing but the wall clock. The wall clock is enforced from outside (the process group, or the
 // whole sandbox, is killed).
 #pragma once

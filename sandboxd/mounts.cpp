@@ -34,13 +34,11 @@ void add(std::vector<std::string>& args, std::initializer_list<std::string> more
     args.insert(args.end(), more);
 }
 
-void add_namespaces(std::vector<std::string>& args, const Config& config, Pid1 pid1) {
+void add_namespaces(std::vector<std::string>& args, const Config& config) {
     add(args, {"--unshare-all", "--unshare-user"});
     if (config.network == Network::host)
         args.emplace_back("--share-net");
-    add(args, {"--disable-userns", "--die-with-parent", "--new-session"});
-    if (pid1 == Pid1::init)
-        args.emplace_back("--as-pid-1");
+    add(args, {"--disable-userns", "--die-with-parent", "--new-session", "--as-pid-1"});
     std::string id = std::to_string(k_sandbox_id);
     add(args, {"--uid", id, "--gid", id});
     // The host's network keeps the host's name, which its /etc/hosts resolves; otherwise the
@@ -99,10 +97,10 @@ HostRoot probe_host_root() {
 }
 
 std::vector<std::string> layout_args(const Config& config, const HostRoot& root,
-                                     const Layout& layout, Pid1 pid1,
+                                     const Layout& layout,
                                      const std::vector<std::string>& env) {
     std::vector<std::string> args;
-    add_namespaces(args, config, pid1);
+    add_namespaces(args, config);
     add_system(args, root);
     for (const std::string& dir : config.reads)
         add(args, {"--ro-bind", dir, dir});

@@ -55,13 +55,11 @@ struct Layout {
 
 inline constexpr const char* k_proxy_inside = "/run/sion/proxy.sock";
 
-// Whether init runs as the sandbox's pid 1 (exec: it reaps) or under bwrap's (serve).
-enum class Pid1 { init, bwrap };
-
-// bwrap's options for `config`, up to but not including "--" and the command. `env` is the
-// command's environment ("NAME=value"), set with --clearenv and --setenv.
+// bwrap's options for `config`, up to but not including "--" and the command, which is the
+// sandbox's pid 1 (init, exec and serve alike). `env` is the command's environment ("NAME=value"),
+// set with --clearenv and --setenv.
 [[nodiscard]] std::vector<std::string> layout_args(const Config& config, const HostRoot& root,
-                                                   const Layout& layout, Pid1 pid1,
+                                                   const Layout& layout,
                                                    const std::vector<std::string>& env);
 
 // The environment a command starts with: PATH, HOME=/workspace, USER and LOGNAME sandbox,

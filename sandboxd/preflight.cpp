@@ -3,11 +3,13 @@
 #include "sandboxd/preflight.hpp"
 
 #include "sandboxd/bwrap.hpp"
+#include "sandboxd/cgroup.hpp"
 #include "sandboxd/server.hpp"
 
 #include "lib/child.hpp"
 #include "lib/fd.hpp"
 #include "lib/home.hpp"
+#include "lib/text.hpp"
 
 #include <fcntl.h>
 
@@ -144,6 +146,29 @@ Result<std::string> run_trivial_command(const Config& config) {
                           said.empty() ? "" : ": ", said.c_str());
     }
     return std::string(trimmed(r.stdout_text));
+}
+
+Result<std::string> process_bound(const Config& config) {
+    auto n = static_cast<unsigned long long>(config.limits.processes);
+    auto parent = find_pids_parent();
+    if (parent) {
+        auto cgroup = SandboxCgroup::make(*parent, config.limits.processes);
+        if (cgroup)
+            return format("processes bounded: pids.max %llu in each sandbox's own cgroup beneath %s "
+                          "(cgroup v%d)",
+                          n, parent->dir.c_str(), parent->version);
+        parent = Result<PidsParent>(std::move(cgroup).error());
+    }
+    SION_TRY(BwrapUser user, bwrap_user(config));
+    if (user.uid != 0)
+        return format("processes bounded: RLIMIT_NPROC %llu for uid %u, who runs bwrap (no cgroup: "
+                      "%s)",
+                      n, static_cast<unsigned>(user.uid), parent.error().message().c_str());
+    return make_error(Exit::unavailable,
+                      "nothing bounds the number of a command's processes: RLIMIT_NPROC does not "
+                      "bind root's, and no cgroup can be made (%s): give a workspace of another "
+                      "user's, or run where a cgroup hierarchy with the pids controller is writable",
+                      parent.error().message().c_str());
 }
 
 } // namespace sion::sandboxd

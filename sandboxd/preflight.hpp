@@ -53,4 +53,13 @@ namespace sion::sandboxd {
 //   "id -u exited 1 in the sandbox: <its first line on stderr>"
 [[nodiscard]] Result<std::string> run_trivial_command(const Config& config);
 
+// What bounds the number of a bubblewrap sandbox's processes for `config`, said as check says it:
+// a cgroup of each sandbox's own (one is made and removed to be sure), else RLIMIT_NPROC when bwrap
+// runs as a user other than root. Neither is Exit::unavailable, with the fix:
+//   "nothing bounds the number of a command's processes: RLIMIT_NPROC does not bind root's, and no
+//    cgroup can be made (…): give a workspace of another user's, or run where a cgroup
+//    hierarchy with the pids controller is writable"
+// Exit::config when the workspace cannot be opened (bwrap_user()).
+[[nodiscard]] Result<std::string> process_bound(const Config& config);
+
 } // namespace sion::sandboxd

@@ -97,6 +97,7 @@ private:
 
     uv_loop_t* m_loop;
     const Config& m_config;
+    std::optional<SandboxCgroup> m_cgroup; // bwrap's, dropped after it is reaped
     std::optional<Child> m_child;
     Fd m_status;          // bwrap: init's status pipe, read end
     Fd m_exit_watch;      // a duplicate of the child's pidfd: the Child keeps its own
@@ -158,13 +159,14 @@ Status AttachedRun::spawn_bwrap(const ExecRequest& request) {
     if (forward) {
         SION_TRY(m_proxy, start_sandbox_proxy(m_loop, m_config, m_proxy_dir));
     }
-    SION_TRY(Launch launch, prepare_launch(m_config, Pid1::init, request.env, status.write.get(),
+    SION_TRY(Launch launch, prepare_launch(m_config, request.env, status.write.get(),
                                            m_proxy.socket));
     std::vector<std::string> tail =
         run_init_argv(m_config.limits, forward, request.argv, launch.env_fd);
     launch.spec.argv.insert(launch.spec.argv.end(), tail.begin(), tail.end());
     SION_TRY(Child child, Child::spawn(launch.spec));
     m_child.emplace(std::move(child));
+    m_cgroup = std::move(launch.cgroup);
     m_status = std::move(status.read);
     return {}; // the write end and launch's descriptors close here: init holds them now
 }

@@ -65,6 +65,7 @@ struct WarmSandbox::Impl {
     uv_loop_t* loop;
     const Config& config;
     Events events;
+    std::optional<SandboxCgroup> cgroup; // dropped after bwrap is reaped
     std::optional<Child> bwrap;
     uv_poll_t* exit_poll = nullptr; // freed in its close callback, which may come after Impl goes
     Fd exit_watch;
@@ -114,6 +115,7 @@ Status WarmSandbox::Impl::spawn(Launch launch) {
     launch.spec.out = Stdio::pipe();
     SION_TRY(Child child, Child::spawn(launch.spec));
     launch.fds.clear();
+    cgroup = std::move(launch.cgroup);
     int to_init = child.in().release();
     int from_init = child.out().release();
     bwrap.emplace(std::move(child));
@@ -173,7 +175,7 @@ Result<std::unique_ptr<WarmSandbox>> WarmSandbox::start(uv_loop_t* loop, const C
     if (wants_proxy(config)) {
         SION_TRY(socket, warm->m_impl->start_proxy());
     }
-    SION_TRY(Launch launch, prepare_launch(config, Pid1::bwrap, {}, -1, socket));
+    SION_TRY(Launch launch, prepare_launch(config, {}, -1, socket));
     SION_CHECK(warm->m_impl->spawn(std::move(launch)));
     return warm;
 }

@@ -144,6 +144,12 @@ int check_command(int argc, const char* const* argv) {
         return report.status();
     }
     report.ok("a command ran in the sandbox (id -u: " + *uid + ")");
+    if (config->backend == BackendKind::bwrap) {
+        if (auto bound = process_bound(*config))
+            report.ok(*bound);
+        else
+            report.fail(bound.error());
+    }
     return report.status();
 }
 

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 // sion-sandbox init (hidden): what runs inside the sandbox. --exec runs one command as pid 1 and
-// reports how it ended on the status pipe; --serve answers init/exec on stdin and stdout.
+// reports how it ended on the status pipe; --serve, pid 1 too, answers init/exec on stdin and
+// stdout from a child of its own.
 #include "cmd/sion-sandbox/commands.hpp"
 
 #include "sandboxd/bwrap.hpp"
+#include "sandboxd/cgroup.hpp"
 #include "sandboxd/init.hpp"
 #include "sandboxd/limits.hpp"
 #include "sandboxd/run.hpp"
@@ -15,6 +17,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <optional>
 
 namespace sion::sandbox_cmd {
 
@@ -92,6 +95,9 @@ int init_command(int argc, const char* const* argv) {
         return exec_mode(args, *limits);
     if (args.has("serve")) {
         close_stray_fds(-1);
+        // pid 1 reaps and ends as the loop did; the loop goes on in its child.
+        if (std::optional<int> ended = or_die(split_reaper()))
+            return *ended;
         if (Status ok = init_serve(*limits, args.value("proxy-socket").value_or("")); !ok)
             die(ok.error());
         return 0;
@@ -102,9 +108,10 @@ int init_command(int argc, const char* const* argv) {
 int become_command(int argc, const char* const* argv) {
     const CommandSpec spec{
         "sion-sandbox become",
-        "sion-sandbox become UID GID -- PROGRAM [ARGS...]",
-        "Run PROGRAM as UID:GID with no supplementary groups; started by exec and serve as root.",
-        {},
+        "sion-sandbox become [--cgroup DIR] UID GID -- PROGRAM [ARGS...]",
+        "Run PROGRAM in the cgroup DIR, as UID:GID with no supplementary groups unless those are\n"
+        "who runs it already; started by exec and serve to start bwrap.",
+        {{"cgroup", 0, "DIR", "join this cgroup first"}},
     };
     Args args = parse_args_or_exit(spec, argc, argv);
     const auto& ops = args.operands();
@@ -117,6 +124,8 @@ int become_command(int argc, const char* const* argv) {
     if (bad || *end != '\0' || ops[0].empty() || ops[1].empty())
         die(usage_error("UID and GID must be numbers"));
     std::vector<std::string> program(ops.begin() + 2, ops.end());
+    if (auto cgroup = args.value("cgroup"))
+        or_die(join_cgroup(*cgroup));
     die(become(static_cast<uid_t>(uid), static_cast<gid_t>(gid), program));
 }
 

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Limits in exec: a fork bomb, a memory hog, a 10 GB file, an infinite loop and a 1 GB output flood
 # each end within small limits with a clear result, and the next command runs normally. The fork
-# bomb runs in a workspace of a user's (made here when run by root): the kernel does not count
-# processes whose user outside is root against RLIMIT_NPROC.
+# bomb runs in a workspace of a user's (made here when run by root), where RLIMIT_NPROC binds;
+# root's own workspace, bounded by the sandbox's cgroup, is t0106's.
 . "$(dirname "$0")/lib.sh"
 
 need_bwrap

@@ -134,7 +134,7 @@ protected:
 
 TEST_F(Launching, TheExtraEnvironmentIsInADescriptorNotOnTheCommandLine) {
     Vars extra = {{"API_KEY", "value-never-on-a-command-line"}, {"PATH", "/opt/bin"}};
-    auto launch = prepare_launch(m_config, Pid1::init, extra, -1);
+    auto launch = prepare_launch(m_config, extra, -1);
     ASSERT_TRUE(launch) << launch.error().message();
     EXPECT_FALSE(mentions(launch->spec.argv, "value-never-on-a-command-line"));
     EXPECT_FALSE(mentions(launch->spec.argv, "/opt/bin"));
@@ -153,7 +153,7 @@ TEST_F(Launching, TheExtraEnvironmentIsInADescriptorNotOnTheCommandLine) {
 TEST_F(Launching, NoExtraEnvironmentNoDescriptor) {
     auto pipe = Pipe::make();
     ASSERT_TRUE(pipe);
-    auto launch = prepare_launch(m_config, Pid1::init, {}, pipe->write.get());
+    auto launch = prepare_launch(m_config, {}, pipe->write.get());
     ASSERT_TRUE(launch) << launch.error().message();
     EXPECT_EQ(launch->env_fd, -1);
 }

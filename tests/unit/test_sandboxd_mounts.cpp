@@ -43,7 +43,7 @@ Layout fds() {
 }
 
 TEST(Layout, TheSeedsTable) {
-    Args a = layout_args(config(), k_merged, fds(), Pid1::init, {"HOME=/workspace", "A=b=c"});
+    Args a = layout_args(config(), k_merged, fds(), {"HOME=/workspace", "A=b=c"});
     EXPECT_TRUE(has(a, {"--unshare-all", "--unshare-user"}));
     EXPECT_FALSE(has(a, {"--share-net"}));
     EXPECT_TRUE(has(a, {"--disable-userns", "--die-with-parent", "--new-session", "--as-pid-1"}));
@@ -70,8 +70,7 @@ TEST(Layout, TheSeedsTable) {
 }
 
 TEST(Layout, NothingSecretOfEtcAndNoResolverWithoutNetwork) {
-    Args a = layout_args(config(), k_merged, fds(), Pid1::bwrap, {});
-    EXPECT_FALSE(has(a, {"--as-pid-1"}));
+    Args a = layout_args(config(), k_merged, fds(), {});
     for (const std::string& arg : a) {
         EXPECT_EQ(arg.find("/etc/ssl/private"), std::string::npos);
         EXPECT_NE(arg, "/etc/resolv.conf");
@@ -84,7 +83,7 @@ TEST(Layout, NothingSecretOfEtcAndNoResolverWithoutNetwork) {
 }
 
 TEST(Layout, HostNetworkSharesTheNetworkAndItsResolver) {
-    Args a = layout_args(config(Network::host), k_merged, fds(), Pid1::init, {});
+    Args a = layout_args(config(Network::host), k_merged, fds(), {});
     EXPECT_TRUE(has(a, {"--share-net"}));
     EXPECT_FALSE(has(a, {"--hostname"}));
     EXPECT_TRUE(has(a, {"--ro-bind-try", "/etc/resolv.conf", "/etc/resolv.conf"}));
@@ -94,7 +93,7 @@ TEST(Layout, HostNetworkSharesTheNetworkAndItsResolver) {
 
 TEST(Layout, UnmergedRootIsBoundAsItIs) {
     HostRoot split{{{"/bin", ""}, {"/lib", ""}}};
-    Args a = layout_args(config(), split, fds(), Pid1::init, {});
+    Args a = layout_args(config(), split, fds(), {});
     EXPECT_TRUE(has(a, {"--ro-bind", "/bin", "/bin"}));
     EXPECT_TRUE(has(a, {"--ro-bind", "/lib", "/lib"}));
 }

@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: MIT
+// Finding where a sandbox's cgroup can be made, making it with pids.max, joining it and removing it.
+#include "sandboxd/cgroup.hpp"
+
+#include "lib/fd.hpp"
+#include "lib/text.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <thread>
+
+namespace sion::sandboxd {
+
+namespace {
+
+constexpr size_t k_file_max = size_t{1} << 20;
+constexpr std::chrono::milliseconds k_removal_pause{10};
+
+std::vector<std::string_view> split(std::string_view text, char sep) {
+    std::vector<std::string_view> parts;
+    for (;;) {
+        size_t at = text.find(sep);
+        parts.push_back(text.substr(0, at));
+        if (at == std::string_view::npos)
+            return parts;
+        text.remove_prefix(at + 1);
+    }
+}
+
+bool has_word(std::string_view text, std::string_view word, char sep) {
+    for (std::string_view part : split(text, sep))
+        if (part == word)
+            return true;
+    return false;
+}
+
+// The cgroup's directory beneath a mount of its hierarchy whose root is `root`, or "".
+std::string beneath(std::string_view mountpoint, std::string_view root, std::string_view path) {
+    if (root == "/")
+        root = "";
+    if (path.substr(0, root.size()) != root ||
+        (path.size() > root.size() && path[root.size()] != '/'))
+        return "";
+    path.remove_prefix(root.size());
+    if (path == "/")
+        path = "";
+    return std::string(mountpoint) + std::string(path);
+}
+
+// A mount's root, mount point and, past the "-", its type and super options.
+struct Mount {
+    std::string_view root, point, type, options;
+};
+
+std::vector<Mount> cgroup_mounts(std::string_view mountinfo) {
+    std::vector<Mount> mounts;
+    for (std::string_view line : split(mountinfo, '\n')) {
+        std::vector<std::string_view> f = split(line, ' ');
+        size_t dash = 6;
+        while (dash < f.size() && f[dash] != "-")
+            ++dash;
+        if (dash + 3 >= f.size() || f[4].find('\\') != std::string_view::npos)
+            continue; // an escaped mount point is none of the cgroup file systems'
+        if (f[dash + 1] == "cgroup" || f[dash + 1] == "cgroup2")
+            mounts.push_back({f[3], f[4], f[dash + 1], f[dash + 3]});
+    }
+    return mounts;
+}
+
+Result<std::string> read_file(const std::string& path) {
+    Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd)
+        return sys_error(Exit::os, errno, "cannot read '%s'", path.c_str());
+    return read_all(fd.get(), k_file_max);
+}
+
+// One write of `text` to a cgroup's file: 0, or the errno it failed with.
+int write_file(const std::string& path, std::string_view text) {
+    Fd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
+    if (!fd)
+        return errno;
+    ssize_t n = ::write(fd.get(), text.data(), text.size());
+    if (n < 0)
+        return errno;
+    return static_cast<size_t>(n) == text.size() ? 0 : EIO;
+}
+
+// Whether cgroups with pids.max can be made in `parent`; v2's pids enabled for its children if
+// it can be.
+Status usable(const PidsParent& parent) {
+    if (::access(parent.dir.c_str(), W_OK) != 0)
+        return sys_error(Exit::unavailable, errno, "cannot make a cgroup in '%s'", parent.dir.c_str());
+    if (parent.version == 1)
+        return {};
+    std::string control = parent.dir + "/cgroup.subtree_control";
+    SION_TRY(std::string enabled, read_file(control));
+    if (has_word(enabled.substr(0, enabled.find('\n')), "pids", ' '))
+        return {};
+    SION_TRY(std::string available, read_file(parent.dir + "/cgroup.controllers"));
+    if (!has_word(available.substr(0, available.find('\n')), "pids", ' '))
+        return make_error(Exit::unavailable, "the pids controller is not available in '%s'",
+                          parent.dir.c_str());
+    if (int err = write_file(control, "+pids"); err != 0)
+        return sys_error(Exit::unavailable, err, "cannot enable pids in '%s'", control.c_str());
+    return {};
+}
+
+} // namespace
+
+std::vector<PidsParent> pids_candidates(std::string_view proc_cgroup, std::string_view mountinfo) {
+    std::string v2_path, v1_path;
+    for (std::string_view line : split(proc_cgroup, '\n')) {
+        std::vector<std::string_view> f = split(line, ':');
+        if (f.size() < 3)
+            continue;
+        // The path may hold colons of its own.
+        std::string_view path = line.substr(f[0].size() + f[1].size() + 2);
+        if (f[0] == "0" && f[1].empty())
+            v2_path = path;
+        else if (has_word(f[1], "pids", ','))
+            v1_path = path;
+    }
+    std::vector<PidsParent> out;
+    std::vector<Mount> mounts = cgroup_mounts(mountinfo);
+    for (const Mount& m : mounts)
+        if (m.type == "cgroup2" && !v2_path.empty()) {
+            if (std::string dir = beneath(m.point, m.root, v2_path); !dir.empty()) {
+                out.push_back({dir, 2});
+                break;
+            }
+        }
+    for (const Mount& m : mounts)
+        if (m.type == "cgroup" && !v1_path.empty() && has_word(m.options, "pids", ',')) {
+            if (std::string dir = beneath(m.point, m.root, v1_path); !dir.empty()) {
+                out.push_back({dir, 1});
+                break;
+            }
+        }
+    return out;
+}
+
+Result<PidsParent> find_pids_parent() {
+    auto cgroup = read_file("/proc/self/cgroup");
+    auto mountinfo = read_file("/proc/self/mountinfo");
+    if (!cgroup || !mountinfo)
+        return Error(Exit::unavailable, (!cgroup ? cgroup : mountinfo).error().message());
+    Error why(Exit::unavailable, "no cgroup hierarchy has the pids controller");
+    for (const PidsParent& candidate : pids_candidates(*cgroup, *mountinfo)) {
+        Status ok = usable(candidate);
+        if (ok)
+            return candidate;
+        why = Error(Exit::unavailable, ok.error().message());
+    }
+    return why;
+}
+
+// Removes the cgroups under `parent` left by a sion-sandbox that was killed: "sion-sandbox-PID-N"
+// whose PID has ended, with what may still be ending in them.
+void SandboxCgroup::remove_stale(const std::string& parent) {
+    DIR* dir = ::opendir(parent.c_str());
+    if (dir == nullptr)
+        return;
+    constexpr std::string_view k_prefix = "sion-sandbox-";
+    while (const dirent* entry = ::readdir(dir)) {
+        std::string_view name = entry->d_name;
+        if (name.substr(0, k_prefix.size()) != k_prefix)
+            continue;
+        long pid = std::atol(std::string(name.substr(k_prefix.size())).c_str());
+        if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
+            SandboxCgroup(parent + "/" + std::string(name)).remove();
+    }
+    ::closedir(dir);
+}
+
+Result<SandboxCgroup> SandboxCgroup::make(const PidsParent& parent, uint64_t max) {
+    static std::atomic<unsigned> made{0};
+    remove_stale(parent.dir);
+    std::string dir = format("%s/sion-sandbox-%ld-%u", parent.dir.c_str(),
+                             static_cast<long>(::getpid()), made++);
+    if (::mkdir(dir.c_str(), 0755) != 0)
+        return sys_error(Exit::unavailable, errno, "cannot make the cgroup '%s'", dir.c_str());
+    SandboxCgroup cgroup(dir);
+    if (int err = write_file(dir + "/pids.max", std::to_string(max)); err != 0)
+        return sys_error(Exit::unavailable, err, "cannot set pids.max in '%s'", dir.c_str());
+    return cgroup;
+}
+
+SandboxCgroup::SandboxCgroup(SandboxCgroup&& other) noexcept : m_dir(std::move(other.m_dir)) {
+    other.m_dir.clear();
+}
+
+SandboxCgroup& SandboxCgroup::operator=(SandboxCgroup&& other) noexcept {
+    if (this != &other) {
+        remove();
+        m_dir = std::move(other.m_dir);
+        other.m_dir.clear();
+    }
+    return *this;
+}
+
+SandboxCgroup::~SandboxCgroup() { remove(); }
+
+// rmdir fails with EBUSY while a process is left: those are killed, and it is tried again.
+void SandboxCgroup::remove() {
+    if (m_dir.empty())
+        return;
+    auto deadline = std::chrono::steady_clock::now() + k_cgroup_removal;
+    while (::rmdir(m_dir.c_str()) != 0 && errno == EBUSY &&
+           std::chrono::steady_clock::now() < deadline) {
+        if (auto procs = read_file(m_dir + "/cgroup.procs"))
+            for (std::string_view pid : split(*procs, '\n'))
+                if (!pid.empty())
+                    ::kill(static_cast<pid_t>(std::atol(std::string(pid).c_str())), SIGKILL);
+        std::this_thread::sleep_for(k_removal_pause);
+    }
+    m_dir.clear();
+}
+
+Status join_cgroup(const std::string& dir) {
+    if (int err = write_file(dir + "/cgroup.procs", "0"); err != 0)
+        return sys_error(err == EACCES || err == EPERM ? Exit::no_perm : Exit::os, err,
+                         "cannot join the cgroup '%s'", dir.c_str());
+    return {};
+}
+
+} // namespace sion::sandboxd
