@@ -23,7 +23,16 @@ endfunction()
 
 sion_pkg(uv libuv libuv1-dev)
 sion_pkg(cjson libcjson libcjson-dev)
-sion_pkg(curl libcurl libcurl4-openssl-dev)
+# libcurl is loaded when a program first makes a request (lib/curl_api.cpp), never linked: the build
+# takes only its headers, and the programs that make requests depend on the runtime package.
+pkg_check_modules(SION_CURL QUIET libcurl)
+if(NOT SION_CURL_FOUND)
+  sion_missing(libcurl libcurl4-openssl-dev)
+endif()
+add_library(sion_curl_headers INTERFACE)
+target_include_directories(sion_curl_headers SYSTEM INTERFACE ${SION_CURL_INCLUDE_DIRS})
+target_compile_options(sion_curl_headers INTERFACE ${SION_CURL_CFLAGS_OTHER})
+add_library(sion::curl_headers ALIAS sion_curl_headers)
 sion_pkg(sqlite sqlite3 libsqlite3-dev)
 sion_pkg(archive libarchive libarchive-dev)
 # search_files' regular expressions: RE2 matches in time linear in the text, whatever the pattern.

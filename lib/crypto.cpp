@@ -5,9 +5,12 @@
 #include "lib/fd.hpp"
 #include "lib/text.hpp"
 
+#include <mbedtls/ecdsa.h>
 #include <mbedtls/gcm.h>
 #include <mbedtls/md.h>
+#include <mbedtls/pk.h>
 #include <mbedtls/platform_util.h>
+#include <mbedtls/rsa.h>
 #include <mbedtls/sha256.h>
 // mbedTLS 2.28 forgot the C++ guard in this one header.
 extern "C" {
@@ -191,6 +194,48 @@ Result<std::string> random_bytes(size_t size) {
     std::string out(size, '\0');
     SION_CHECK(fill_random(out.data(), out.size()));
     return out;
+}
+
+namespace {
+
+// An mbedTLS RSA context, freed with it.
+class RsaKey {
+public:
+    RsaKey() { mbedtls_rsa_init(&m_rsa, MBEDTLS_RSA_PKCS_V15, 0); }
+
+    RsaKey(const RsaKey&) = delete;
+    RsaKey& operator=(const RsaKey&) = delete;
+
+    ~RsaKey() { mbedtls_rsa_free(&m_rsa); }
+
+    mbedtls_rsa_context* get() { return &m_rsa; }
+
+private:
+    mbedtls_rsa_context m_rsa;
+};
+
+constexpr size_t k_min_rsa_bits = 2048;
+
+} // namespace
+
+Result<bool> rs256_verify(std::string_view modulus, std::string_view exponent,
+                          std::string_view data, std::string_view signature) {
+    RsaKey key;
+    if (mbedtls_rsa_import_raw(key.get(), bytes_of(modulus), modulus.size(), nullptr, 0, nullptr, 0,
+                               nullptr, 0, bytes_of(exponent), exponent.size())
+            != 0
+        || mbedtls_rsa_complete(key.get()) != 0 || mbedtls_rsa_check_pubkey(key.get()) != 0)
+        return make_error(Exit::data, "the RSA public key is not one");
+    if (mbedtls_rsa_get_len(key.get()) * 8 < k_min_rsa_bits)
+        return make_error(Exit::data, "the RSA public key is shorter than %zu bits",
+                          k_min_rsa_bits);
+    if (signature.size() != mbedtls_rsa_get_len(key.get()))
+        return false;
+    std::string digest = sha256(data);
+    return mbedtls_rsa_pkcs1_verify(key.get(), nullptr, nullptr, MBEDTLS_RSA_PUBLIC,
+                                    MBEDTLS_MD_SHA256, static_cast<unsigned>(digest.size()),
+                                    bytes_of(digest), bytes_of(signature))
+           == 0;
 }
 
 void wipe(std::string& secret) {
@@ -489,6 +534,96 @@ Status SealedFile::write(std::string_view plaintext) const {
     if (!installed)
         return std::move(installed).error();
     return {};
+}
+
+} // namespace sion
+
+// ES256, for the JWTs a client authenticates itself with (private_key_jwt).
+namespace sion {
+
+namespace {
+
+// An mbedTLS key parsed from PEM, freed (and its secret wiped) with it.
+class PkKey {
+public:
+    PkKey() { mbedtls_pk_init(&m_pk); }
+    PkKey(const PkKey&) = delete;
+    PkKey& operator=(const PkKey&) = delete;
+    ~PkKey() { mbedtls_pk_free(&m_pk); }
+
+    // A P-256 key, private (`need_private`) or either; the PEM's bytes never reach a message.
+    [[nodiscard]] Result<mbedtls_ecp_keypair*> parse(std::string_view pem, bool need_private) {
+        std::string text(pem); // mbedTLS wants PEM NUL-terminated, the NUL counted
+        int rc = mbedtls_pk_parse_key(&m_pk, bytes_of(text), text.size() + 1, nullptr, 0);
+        if (rc != 0 && !need_private) {
+            mbedtls_pk_free(&m_pk);
+            mbedtls_pk_init(&m_pk);
+            rc = mbedtls_pk_parse_public_key(&m_pk, bytes_of(text), text.size() + 1);
+        }
+        wipe(text);
+        if (rc != 0)
+            return make_error(Exit::data, "cannot read the EC key: it is no PEM key%s",
+                              need_private ? " with its private part" : "");
+        if (mbedtls_pk_get_type(&m_pk) != MBEDTLS_PK_ECKEY
+            || mbedtls_pk_ec(m_pk)->grp.id != MBEDTLS_ECP_DP_SECP256R1)
+            return make_error(Exit::data, "cannot use the key for ES256: it is not a P-256 key");
+        return mbedtls_pk_ec(m_pk);
+    }
+
+private:
+    mbedtls_pk_context m_pk;
+};
+
+class Mpi {
+public:
+    Mpi() { mbedtls_mpi_init(&m_mpi); }
+    Mpi(const Mpi&) = delete;
+    Mpi& operator=(const Mpi&) = delete;
+    ~Mpi() { mbedtls_mpi_free(&m_mpi); }
+
+    mbedtls_mpi* get() { return &m_mpi; }
+
+private:
+    mbedtls_mpi m_mpi;
+};
+
+constexpr size_t k_es256_half = 32;
+
+int blinding_random(void* /*unused*/, unsigned char* out, size_t size) noexcept {
+    return fill_random(out, size) ? 0 : -1;
+}
+
+} // namespace
+
+Result<std::string> es256_sign(std::string_view pem, std::string_view data) {
+    PkKey key;
+    SION_TRY(mbedtls_ecp_keypair* ec, key.parse(pem, true));
+    std::string digest = sha256(data);
+    Mpi r, s;
+    int rc = mbedtls_ecdsa_sign_det_ext(&ec->grp, r.get(), s.get(), &ec->d, bytes_of(digest),
+                                        digest.size(), MBEDTLS_MD_SHA256, blinding_random, nullptr);
+    std::string out(2 * k_es256_half, '\0');
+    if (rc == 0)
+        rc = mbedtls_mpi_write_binary(r.get(), bytes_of(out), k_es256_half);
+    if (rc == 0)
+        rc = mbedtls_mpi_write_binary(s.get(), bytes_of(out) + k_es256_half, k_es256_half);
+    if (rc != 0)
+        return make_error(Exit::software, "cannot sign with ES256: mbedTLS error -0x%04x", -rc);
+    return out;
+}
+
+Result<bool> es256_verify(std::string_view pem, std::string_view data, std::string_view signature) {
+    PkKey key;
+    SION_TRY(mbedtls_ecp_keypair* ec, key.parse(pem, false));
+    if (signature.size() != 2 * k_es256_half)
+        return false;
+    Mpi r, s;
+    if (mbedtls_mpi_read_binary(r.get(), bytes_of(signature), k_es256_half) != 0
+        || mbedtls_mpi_read_binary(s.get(), bytes_of(signature) + k_es256_half, k_es256_half) != 0)
+        return make_error(Exit::software, "cannot read an ES256 signature: out of memory");
+    std::string digest = sha256(data);
+    return mbedtls_ecdsa_verify(&ec->grp, bytes_of(digest), digest.size(), &ec->Q, r.get(), s.get())
+           == 0;
 }
 
 } // namespace sion

@@ -51,6 +51,13 @@ constexpr size_t k_sha256_size = 32;
 // Overwrites a string's bytes with zeros (where the compiler cannot drop it) and empties it.
 void wipe(std::string& secret);
 
+// Whether `signature` is an RSASSA-PKCS1-v1_5 signature with SHA-256 (JWS's RS256) of `data`
+// under the public key of modulus `modulus` and exponent `exponent` (big-endian bytes, as a JWK's
+// "n" and "e" decode to). A key that is not one, or is under 2048 bits, is Exit::data; a signature
+// that does not verify is false.
+[[nodiscard]] Result<bool> rs256_verify(std::string_view modulus, std::string_view exponent,
+                                        std::string_view data, std::string_view signature);
+
 // An AES-256-GCM key held in memory and wiped when it is dropped or moved from. Move-only.
 //
 // A sealed blob is: the 5-byte header "SION" 0x01 (magic and format version), a fresh 12-byte
@@ -108,5 +115,17 @@ private:
     std::string m_path;
     SealingKey m_key;
 };
+
+} // namespace sion
+
+namespace sion {
+
+// JWS's ES256 (RFC 7518 section 3.4): ECDSA on P-256 with SHA-256, the signature being r and s,
+// 32 big-endian bytes each. `pem` is a P-256 key in PEM (PKCS#8 or SEC1); signing needs the
+// private key and is deterministic (RFC 6979); verifying takes either. A key that is not such a
+// key is Exit::data, and no message holds any of it. A signature that does not verify is false.
+[[nodiscard]] Result<std::string> es256_sign(std::string_view pem, std::string_view data);
+[[nodiscard]] Result<bool> es256_verify(std::string_view pem, std::string_view data,
+                                        std::string_view signature);
 
 } // namespace sion

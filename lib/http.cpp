@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
-// HTTP requests over libcurl: safe options on every transfer, callbacks that never throw.
+// HTTP requests over libcurl (lib/curl_api, loaded on the first request): safe options on every
+// transfer, callbacks that never throw.
 #include "lib/http.hpp"
 
-#include <curl/curl.h>
+#include "lib/curl_api.hpp"
+#include "lib/http_transfer.hpp"
 
 #include <charconv>
-#include <mutex>
 
 namespace sion {
 
@@ -34,18 +35,6 @@ std::string_view trim(std::string_view s) {
            && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n'))
         s.remove_suffix(1);
     return s;
-}
-
-// curl_global_init is not thread-safe and must run before any other curl call; it is the only
-// global state here and is never undone (curl_global_cleanup at exit would race other threads).
-Status global_init() {
-    static std::once_flag once;
-    static CURLcode result = CURLE_OK;
-    std::call_once(once, [] { result = curl_global_init(CURL_GLOBAL_DEFAULT); });
-    if (result != CURLE_OK)
-        return make_error(Exit::software, "cannot initialise libcurl: %s",
-                          curl_easy_strerror(result));
-    return {};
 }
 
 } // namespace
@@ -83,8 +72,8 @@ std::string redact_url(std::string_view url) {
 }
 
 Result<CurlEasy> CurlEasy::make() {
-    SION_CHECK(global_init());
-    CURL* handle = curl_easy_init();
+    SION_CHECK(curl_api());
+    CURL* handle = curl().easy_init();
     if (handle == nullptr)
         return make_error(Exit::software, "cannot create a curl handle: out of memory");
     return CurlEasy(handle);
@@ -93,7 +82,7 @@ Result<CurlEasy> CurlEasy::make() {
 CurlEasy& CurlEasy::operator=(CurlEasy&& other) noexcept {
     if (this != &other) {
         if (m_handle != nullptr)
-            curl_easy_cleanup(m_handle);
+            curl().easy_cleanup(m_handle);
         m_handle = std::exchange(other.m_handle, nullptr);
     }
     return *this;
@@ -101,45 +90,40 @@ CurlEasy& CurlEasy::operator=(CurlEasy&& other) noexcept {
 
 CurlEasy::~CurlEasy() {
     if (m_handle != nullptr)
-        curl_easy_cleanup(m_handle);
+        curl().easy_cleanup(m_handle);
+}
+
+CurlHeaderList& CurlHeaderList::operator=(CurlHeaderList&& other) noexcept {
+    if (this != &other) {
+        if (m_list != nullptr)
+            curl().slist_free_all(m_list);
+        m_list = std::exchange(other.m_list, nullptr);
+    }
+    return *this;
+}
+
+CurlHeaderList::~CurlHeaderList() {
+    if (m_list != nullptr)
+        curl().slist_free_all(m_list);
+}
+
+Status CurlHeaderList::append(const std::string& line) {
+    curl_slist* grown = curl().slist_append(m_list, line.c_str());
+    if (grown == nullptr)
+        return make_error(Exit::software, "cannot add header: out of memory");
+    m_list = grown;
+    return {};
 }
 
 namespace {
-
-// A curl_slist, freed with it.
-class HeaderList {
-public:
-    HeaderList() = default;
-    HeaderList(const HeaderList&) = delete;
-    HeaderList& operator=(const HeaderList&) = delete;
-
-    HeaderList(HeaderList&& other) noexcept : m_list(std::exchange(other.m_list, nullptr)) {}
-
-    HeaderList& operator=(HeaderList&&) = delete;
-
-    ~HeaderList() { curl_slist_free_all(m_list); }
-
-    [[nodiscard]] Status append(const std::string& line) {
-        curl_slist* grown = curl_slist_append(m_list, line.c_str());
-        if (grown == nullptr)
-            return make_error(Exit::software, "cannot add header: out of memory");
-        m_list = grown;
-        return {};
-    }
-
-    [[nodiscard]] curl_slist* get() const { return m_list; }
-
-private:
-    curl_slist* m_list = nullptr;
-};
 
 bool sends_body(const HttpRequest& request) {
     const std::string& m = request.method;
     return !request.body.empty() || m == "POST" || m == "PUT" || m == "PATCH";
 }
 
-Result<HeaderList> build_headers(const HttpRequest& request) {
-    HeaderList list;
+Result<CurlHeaderList> build_headers(const HttpRequest& request) {
+    CurlHeaderList list;
     for (const auto& [name, value] : request.headers.entries()) {
         if (!is_http_token(name))
             return make_error(Exit::data, "bad header name '%s'", name.c_str());
@@ -160,93 +144,24 @@ Result<HeaderList> build_headers(const HttpRequest& request) {
     return list;
 }
 
-enum class Failure { none, body_too_large, headers_too_large, stopped, threw };
-
-// What one transfer's callbacks share with send().
-struct Transfer {
-    const HttpRequest& request;
-    HttpResponse response;
-    size_t header_bytes = 0;
-    size_t body_bytes = 0;
-    bool head_done = false;
-    Failure failure = Failure::none;
-
-    bool header_line(std::string_view line);
-    bool body_chunk(std::string_view chunk);
-};
-
-bool Transfer::header_line(std::string_view line) {
-    header_bytes += line.size();
-    if (header_bytes > k_max_header_bytes) {
-        failure = Failure::headers_too_large;
-        return false;
-    }
-    // Trailers, and obsolete folded continuation lines, are not kept.
-    if (head_done || line.starts_with(' ') || line.starts_with('\t'))
-        return true;
-    line = trim(line);
-    if (line.substr(0, 5) == "HTTP/") {
-        // A new response: after a 1xx, the final one starts over.
-        response.headers.clear();
-        response.status = 0;
-        size_t space = line.find(' ');
-        if (space != std::string_view::npos)
-            (void)std::from_chars(line.data() + space + 1, line.data() + line.size(),
-                                  response.status);
-        return true;
-    }
-    if (line.empty()) {
-        if (response.status >= 100 && response.status < 200)
-            return true;
-        head_done = true;
-        if (request.on_headers && !request.on_headers(response)) {
-            failure = Failure::stopped;
-            return false;
-        }
-        return true;
-    }
-    size_t colon = line.find(':');
-    if (colon != std::string_view::npos)
-        response.headers.add(std::string(trim(line.substr(0, colon))),
-                             std::string(trim(line.substr(colon + 1))));
-    return true;
-}
-
-bool Transfer::body_chunk(std::string_view chunk) {
-    if (chunk.size() > request.max_response_size - body_bytes) {
-        failure = Failure::body_too_large;
-        return false;
-    }
-    body_bytes += chunk.size();
-    if (!request.on_body) {
-        response.body.append(chunk);
-        return true;
-    }
-    if (!request.on_body(chunk)) {
-        failure = Failure::stopped;
-        return false;
-    }
-    return true;
-}
-
 // curl's callbacks: C code calls them, so nothing may escape. A short return count makes curl end
-// the transfer with CURLE_WRITE_ERROR, and Transfer::failure says why.
+// the transfer with CURLE_WRITE_ERROR, and the transfer's failure says why.
 size_t on_header(char* data, size_t size, size_t count, void* user) noexcept {
-    auto* transfer = static_cast<Transfer*>(user);
+    auto* transfer = static_cast<HttpTransfer*>(user);
     try {
         return transfer->header_line(std::string_view(data, size * count)) ? size * count : 0;
     } catch (...) {
-        transfer->failure = Failure::threw;
+        transfer->fail(HttpTransfer::Failure::threw);
         return 0;
     }
 }
 
 size_t on_write(char* data, size_t size, size_t count, void* user) noexcept {
-    auto* transfer = static_cast<Transfer*>(user);
+    auto* transfer = static_cast<HttpTransfer*>(user);
     try {
         return transfer->body_chunk(std::string_view(data, size * count)) ? size * count : 0;
     } catch (...) {
-        transfer->failure = Failure::threw;
+        transfer->fail(HttpTransfer::Failure::threw);
         return 0;
     }
 }
@@ -259,13 +174,13 @@ public:
     template <class T>
     void set(CURLoption option, T value) {
         if (m_result == CURLE_OK)
-            m_result = curl_easy_setopt(m_handle, option, value);
+            m_result = curl().easy_setopt(m_handle, option, value);
     }
 
     [[nodiscard]] Status status() const {
         if (m_result != CURLE_OK)
             return make_error(Exit::software, "cannot set curl option: %s",
-                              curl_easy_strerror(m_result));
+                              curl().easy_strerror(m_result));
         return {};
     }
 
@@ -289,7 +204,7 @@ void set_safety(Options& o, const HttpRequest& request) {
     o.set(CURLOPT_TCP_KEEPALIVE, 1L);
 }
 
-void set_request(Options& o, const HttpRequest& request, const HeaderList& headers) {
+void set_request(Options& o, const HttpRequest& request, const CurlHeaderList& headers) {
     o.set(CURLOPT_URL, request.url.c_str());
     o.set(CURLOPT_HTTPHEADER, headers.get());
     o.set(CURLOPT_TIMEOUT_MS, static_cast<long>(request.timeout.count()));
@@ -309,7 +224,7 @@ void set_request(Options& o, const HttpRequest& request, const HeaderList& heade
         o.set(CURLOPT_CUSTOMREQUEST, request.method.c_str());
 }
 
-void set_callbacks(Options& o, Transfer& transfer, char* error_buffer) {
+void set_callbacks(Options& o, HttpTransfer& transfer, char* error_buffer) {
     o.set(CURLOPT_ERRORBUFFER, error_buffer);
     o.set(CURLOPT_HEADERFUNCTION, on_header);
     o.set(CURLOPT_HEADERDATA, &transfer);
@@ -344,29 +259,115 @@ Exit exit_for(CURLcode code) {
     }
 }
 
-Error transfer_error(CURLcode code, const Transfer& transfer, const char* detail) {
-    std::string url = redact_url(transfer.request.url);
-    size_t limit = transfer.request.max_response_size;
-    if (transfer.failure == Failure::body_too_large || code == CURLE_FILESIZE_EXCEEDED)
+} // namespace
+
+Status HttpTransfer::configure(CURL* easy) {
+    if (!is_http_token(m_request.method))
+        return make_error(Exit::data, "bad HTTP method '%s'", m_request.method.c_str());
+    SION_TRY(m_headers, build_headers(m_request));
+    Options options(easy);
+    set_safety(options, m_request);
+    set_request(options, m_request, m_headers);
+    set_callbacks(options, *this, m_detail);
+    return options.status();
+}
+
+bool HttpTransfer::header_line(std::string_view line) {
+    if (m_abandoned) {
+        m_failure = Failure::abandoned;
+        return false;
+    }
+    m_header_bytes += line.size();
+    if (m_header_bytes > k_max_header_bytes) {
+        m_failure = Failure::headers_too_large;
+        return false;
+    }
+    // Trailers, and obsolete folded continuation lines, are not kept.
+    if (m_head_done || line.starts_with(' ') || line.starts_with('\t'))
+        return true;
+    line = trim(line);
+    if (line.substr(0, 5) == "HTTP/") {
+        // A new response: after a 1xx, the final one starts over.
+        m_response.headers.clear();
+        m_response.status = 0;
+        size_t space = line.find(' ');
+        if (space != std::string_view::npos)
+            (void)std::from_chars(line.data() + space + 1, line.data() + line.size(),
+                                  m_response.status);
+        return true;
+    }
+    if (line.empty()) {
+        if (m_response.status >= 100 && m_response.status < 200)
+            return true;
+        m_head_done = true;
+        if (m_request.on_headers && !m_request.on_headers(m_response)) {
+            m_failure = Failure::stopped;
+            return false;
+        }
+        return true;
+    }
+    size_t colon = line.find(':');
+    if (colon != std::string_view::npos)
+        m_response.headers.add(std::string(trim(line.substr(0, colon))),
+                               std::string(trim(line.substr(colon + 1))));
+    return true;
+}
+
+bool HttpTransfer::body_chunk(std::string_view chunk) {
+    if (m_abandoned) {
+        m_failure = Failure::abandoned;
+        return false;
+    }
+    if (chunk.size() > m_request.max_response_size - m_body_bytes) {
+        m_failure = Failure::body_too_large;
+        return false;
+    }
+    m_body_bytes += chunk.size();
+    if (!m_request.on_body) {
+        m_response.body.append(chunk);
+        return true;
+    }
+    if (!m_request.on_body(chunk)) {
+        m_failure = Failure::stopped;
+        return false;
+    }
+    return true;
+}
+
+Result<HttpResponse> HttpTransfer::finish(CURL* easy, CURLcode code) {
+    if (code != CURLE_OK)
+        return error(code);
+    long status = 0;
+    curl().easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
+    m_response.status = static_cast<int>(status);
+    return std::move(m_response);
+}
+
+Error HttpTransfer::error(CURLcode code) const {
+    std::string url = redact_url(m_request.url);
+    size_t limit = m_request.max_response_size;
+    if (m_failure == Failure::body_too_large || code == CURLE_FILESIZE_EXCEEDED)
         return make_error(Exit::data, "cannot read '%s': the response is larger than %zu bytes",
                           url.c_str(), limit);
-    switch (transfer.failure) {
+    switch (m_failure) {
     case Failure::headers_too_large:
         return make_error(Exit::data, "cannot read '%s': the response headers exceed %zu bytes",
                           url.c_str(), k_max_header_bytes);
     case Failure::stopped:
+    case Failure::abandoned:
         return make_error(Exit::data, "cannot read '%s': the receiver stopped the transfer",
                           url.c_str());
     case Failure::threw:
         return make_error(Exit::software, "cannot read '%s': a callback threw an exception",
                           url.c_str());
-    default:
+    case Failure::none:
+    case Failure::body_too_large:
         break;
     }
     // curl's error buffer often ends with curl_easy_strerror's text; where it does not ("Operation
     // timed out after 300 milliseconds ..."), the short text leads and the detail follows.
-    std::string why = curl_easy_strerror(code);
-    std::string_view more = detail;
+    std::string why = curl().easy_strerror(code);
+    std::string_view more = m_detail;
     if (more.size() >= why.size() && more.substr(more.size() - why.size()) == why)
         why = more;
     else if (!more.empty())
@@ -374,38 +375,20 @@ Error transfer_error(CURLcode code, const Transfer& transfer, const char* detail
     return make_error(exit_for(code), "cannot reach '%s': %s", url.c_str(), why.c_str());
 }
 
-} // namespace
-
 Result<HttpClient> HttpClient::make() {
     SION_TRY(CurlEasy easy, CurlEasy::make());
     return HttpClient(std::move(easy));
 }
 
 Result<HttpResponse> HttpClient::send(const HttpRequest& request) {
-    if (!is_http_token(request.method))
-        return make_error(Exit::data, "bad HTTP method '%s'", request.method.c_str());
-    SION_TRY(HeaderList headers, build_headers(request));
     CURL* handle = m_easy.get();
-    Transfer transfer{request, {}};
-    char detail[CURL_ERROR_SIZE] = "";
-    Options options(handle);
-    set_safety(options, request);
-    set_request(options, request, headers);
-    set_callbacks(options, transfer, detail);
-    CURLcode code = CURLE_OK;
-    Status set = options.status();
-    if (set)
-        code = curl_easy_perform(handle);
-    long status = 0;
-    curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &status);
+    HttpTransfer transfer(request);
+    Status set = transfer.configure(handle);
+    Result<HttpResponse> out = set ? transfer.finish(handle, curl().easy_perform(handle))
+                                   : Result<HttpResponse>(std::move(set).error());
     // Drops the pointers into this frame; the connection cache survives for the next request.
-    curl_easy_reset(handle);
-    if (!set)
-        return std::move(set).error();
-    if (code != CURLE_OK)
-        return transfer_error(code, transfer, detail);
-    transfer.response.status = static_cast<int>(status);
-    return std::move(transfer.response);
+    curl().easy_reset(handle);
+    return out;
 }
 
 Result<HttpResponse> http_send(const HttpRequest& request) {

@@ -99,6 +99,10 @@ CREATE TABLE profile_mcp (
     PRIMARY KEY (profile, server)
 ) STRICT;
 )sql"},
+    {3, R"sql(
+ALTER TABLE sessions ADD COLUMN cache_read_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE sessions ADD COLUMN cache_write_tokens INTEGER NOT NULL DEFAULT 0;
+)sql"},
 };
 
 } // namespace

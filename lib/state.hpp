@@ -19,6 +19,8 @@
 //                NULL: not allowed), created, reviewed
 //   mcp_pins     server, tool, digest (of its definition as reviewed), definition (JSON)
 //   profile_mcp  profile, server: a profile's standing servers
+// Version 3: sessions.cache_read_tokens and cache_write_tokens, the input tokens a provider read
+// from its cache and wrote to it (counted in input_tokens too).
 // Times are Unix milliseconds.
 #pragma once
 

@@ -45,4 +45,37 @@ std::string percent_encode(std::string_view bytes, bool keep_slash) {
     return out;
 }
 
+namespace {
+
+int hex_value(char c) {
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+} // namespace
+
+std::string percent_decode(std::string_view s, bool plus_is_space) {
+    std::string out;
+    out.reserve(s.size());
+    for (size_t i = 0; i < s.size(); ++i) {
+        int hi = 0;
+        int lo = 0;
+        if (s[i] == '+' && plus_is_space) {
+            out += ' ';
+        } else if (s[i] == '%' && i + 2 < s.size() && (hi = hex_value(s[i + 1])) >= 0
+                   && (lo = hex_value(s[i + 2])) >= 0) {
+            out += static_cast<char>(hi * 16 + lo);
+            i += 2;
+        } else {
+            out += s[i];
+        }
+    }
+    return out;
+}
+
 } // namespace sion

@@ -16,4 +16,8 @@ namespace sion {
 // uppercase hex; '/' kept too when `keep_slash` (a path). As SigV4 signs and file:// URIs want it.
 [[nodiscard]] std::string percent_encode(std::string_view bytes, bool keep_slash = false);
 
+// %XX decoded (either case of hex); a '%' not followed by two hex digits stays as it is. With
+// `plus_is_space`, '+' is a space, as in a form (application/x-www-form-urlencoded) or a query.
+[[nodiscard]] std::string percent_decode(std::string_view text, bool plus_is_space = false);
+
 } // namespace sion

@@ -10,6 +10,8 @@
 namespace sion::run_cmd {
 // credential_commands.cpp
 [[nodiscard]] int credential_command(int argc, const char* const* argv);
+// chatgpt_commands.cpp
+[[nodiscard]] int chatgpt_command(int argc, const char* const* argv);
 } // namespace sion::run_cmd
 
 namespace {
@@ -22,10 +24,12 @@ sion::CommandSpec main_spec() {
         "sion-run list [PROFILE]\n"
         "sion-run sessions [AGENT]\n"
         "sion-run show SESSION [--json]\n"
-        "sion-run credential add|list|remove [NAME]",
+        "sion-run credential add|list|remove [NAME]\n"
+        "sion-run chatgpt login|status|models|logout",
         "Run an agent's session: it thinks with a model and acts through tools, every call\n"
         "passing through one policy. create makes an agent, list shows them, sessions lists\n"
-        "their sessions and show prints one's transcript; credential keeps credentials sealed.\n"
+        "their sessions and show prints one's transcript; credential keeps credentials sealed;\n"
+        "chatgpt signs in with a ChatGPT account.\n"
         "The options follow the command.",
         sion::run_cmd::run_options(),
         true,
@@ -43,12 +47,14 @@ int main(int argc, char** argv) {
     int at = argc - static_cast<int>(args.operands().size());
     for (int i = 1; i < at; ++i)
         if (std::string_view(argv[i]).substr(0, 1) == "-")
-            sion::die(sion::usage_error(
-                std::string("option '") + argv[i]
-                + "' goes after the command: sion-run run|create|list|sessions|show|credential"));
+            sion::die(
+                sion::usage_error(std::string("option '") + argv[i]
+                                  + "' goes after the command: "
+                                    "sion-run run|create|list|sessions|show|credential|chatgpt"));
     if (args.operands().empty())
         sion::die(sion::usage_error(
-            "a command is needed: run, create, list, sessions, show or credential (see --help)"));
+            "a command is needed: run, create, list, sessions, show, credential or chatgpt (see "
+            "--help)"));
     std::string_view command = argv[at];
     int status = 0;
     if (command == "run")
@@ -63,9 +69,11 @@ int main(int argc, char** argv) {
         status = sion::run_cmd::show_command(argc - at, argv + at);
     else if (command == "credential")
         status = sion::run_cmd::credential_command(argc - at, argv + at);
+    else if (command == "chatgpt")
+        status = sion::run_cmd::chatgpt_command(argc - at, argv + at);
     else
         sion::die(sion::usage_error("unknown command '" + std::string(command)
-                                    + "': give run, create, list, sessions, show or "
-                                      "credential (see --help)"));
+                                    + "': give run, create, list, sessions, show, "
+                                      "credential or chatgpt (see --help)"));
     return sion::finish_stdout(status);
 }

@@ -87,7 +87,7 @@ public:
             models::Request request{system, m_specs, m_conversation};
             if (m_p.settings.budget_tokens) {
                 int64_t budget = *m_p.settings.budget_tokens;
-                int64_t used = m_ending.input_tokens + m_ending.output_tokens;
+                int64_t used = tokens_used();
                 // A model told how hard to think may use its room for thinking besides.
                 int64_t room = 0;
                 for (const auto& model : m_p.models)
@@ -169,13 +169,11 @@ private:
             }
             m.set("calls", std::move(calls));
         }
-        m_ending.input_tokens += answer.usage.input_tokens;
-        m_ending.output_tokens += answer.usage.output_tokens;
+        add_to(m_ending.usage, answer.usage);
         {
             SION_TRY(Txn txn, Txn::begin(*m_p.db));
             SION_CHECK(append_message(*m_p.db, m_p.row.id, m));
-            SION_CHECK(add_usage(*m_p.db, m_p.row.id, answer.usage.input_tokens,
-                                 answer.usage.output_tokens));
+            SION_CHECK(add_usage(*m_p.db, m_p.row.id, answer.usage));
             SION_CHECK(txn.commit());
         }
         m_conversation.push_back(std::move(m));
@@ -260,14 +258,11 @@ private:
     rpc::Reply sample(JsonView params) {
         Completion c = write_completion(
             params, [this](const std::string& spec) { return sampling_model(spec); },
-            m_p.settings.budget_tokens, m_ending.input_tokens + m_ending.output_tokens);
+            m_p.settings.budget_tokens, tokens_used());
         if (c.said.empty())
             return std::move(c.reply);
-        m_ending.input_tokens += c.usage.input_tokens;
-        m_ending.output_tokens += c.usage.output_tokens;
-        if (auto added =
-                add_usage(*m_p.db, m_p.row.id, c.usage.input_tokens, c.usage.output_tokens);
-            !added) {
+        add_to(m_ending.usage, c.usage);
+        if (auto added = add_usage(*m_p.db, m_p.row.id, c.usage); !added) {
             m_store_failure = added.error();
             return rpc::Reply::fail(rpc::k_internal_error, "the session cannot record it");
         }
@@ -466,6 +461,11 @@ private:
         ++m_ending.calls;
         m_p.out->result(row);
         return {};
+    }
+
+    // The run's tokens as its budget counts them: all that was read, cached or not, and written.
+    int64_t tokens_used() const {
+        return m_ending.usage.input_tokens + m_ending.usage.output_tokens;
     }
 
     Result<Ending> finish(const char* state, std::string why) {

@@ -141,8 +141,7 @@ int show_command(int argc, const char* const* argv) {
             out->result(never);
         }
     }
-    Ending ending{state_now(row), row.ended_why, static_cast<int64_t>(calls.size()),
-                  row.input_tokens, row.output_tokens};
+    Ending ending{state_now(row), row.ended_why, static_cast<int64_t>(calls.size()), row.usage};
     if (ending.state == "interrupted")
         ending.why =
             format("it stopped after %zu call%s", calls.size(), calls.size() == 1 ? "" : "s");

@@ -80,8 +80,8 @@ Result<Json> parse_column(const std::string& text) {
 
 constexpr Sql k_session_columns_select =
     "SELECT id, agent, profile, task, settings, state, tainted, coalesce(owner, ''), input_tokens, "
-    "output_tokens, started, coalesce(ended, 0), coalesce(ended_why, '') FROM sessions WHERE id = "
-    "?1";
+    "output_tokens, cache_read_tokens, cache_write_tokens, started, coalesce(ended, 0), "
+    "coalesce(ended_why, '') FROM sessions WHERE id = ?1";
 
 Result<SessionRow> read_session(Stmt& st) {
     SessionRow row;
@@ -93,11 +93,13 @@ Result<SessionRow> read_session(Stmt& st) {
     row.state = st.column_text(5);
     row.tainted = st.column_int(6) != 0;
     row.owner = st.column_text(7);
-    row.input_tokens = st.column_int(8);
-    row.output_tokens = st.column_int(9);
-    row.started = st.column_int(10);
-    row.ended = st.column_int(11);
-    row.ended_why = st.column_text(12);
+    row.usage.input_tokens = st.column_int(8);
+    row.usage.output_tokens = st.column_int(9);
+    row.usage.cache_read_tokens = st.column_int(10);
+    row.usage.cache_write_tokens = st.column_int(11);
+    row.started = st.column_int(12);
+    row.ended = st.column_int(13);
+    row.ended_why = st.column_text(14);
     return row;
 }
 
@@ -236,11 +238,21 @@ Status set_tainted(Db& db, std::string_view id) {
     return st.run();
 }
 
-Status add_usage(Db& db, std::string_view id, int64_t input_tokens, int64_t output_tokens) {
+Status add_usage(Db& db, std::string_view id, const models::Usage& used) {
     SION_TRY(Stmt st, db.prepare("UPDATE sessions SET input_tokens = input_tokens + ?2, "
-                                 "output_tokens = output_tokens + ?3 WHERE id = ?1"));
-    SION_CHECK(st.bind_all(id, input_tokens, output_tokens));
+                                 "output_tokens = output_tokens + ?3, "
+                                 "cache_read_tokens = cache_read_tokens + ?4, "
+                                 "cache_write_tokens = cache_write_tokens + ?5 WHERE id = ?1"));
+    SION_CHECK(st.bind_all(id, used.input_tokens, used.output_tokens, used.cache_read_tokens,
+                           used.cache_write_tokens));
     return st.run();
+}
+
+void add_to(models::Usage& to, const models::Usage& more) {
+    to.input_tokens += more.input_tokens;
+    to.output_tokens += more.output_tokens;
+    to.cache_read_tokens += more.cache_read_tokens;
+    to.cache_write_tokens += more.cache_write_tokens;
 }
 
 Result<std::vector<Json>> load_messages(Db& db, std::string_view session) {

@@ -9,6 +9,7 @@
 
 #include "lib/db.hpp"
 #include "lib/json.hpp"
+#include "lib/models/model.hpp"
 #include "lib/result.hpp"
 
 #include <cstdint>
@@ -27,9 +28,8 @@ struct SessionRow {
     Json settings;     // how it was run: models, workspace, shell, autonomy …
     std::string state; // running, done, failed, stopped, interrupted
     bool tainted = false;
-    std::string owner; // "pid:start:boot" of the process running it, while it runs
-    int64_t input_tokens = 0;
-    int64_t output_tokens = 0;
+    std::string owner;   // "pid:start:boot" of the process running it, while it runs
+    models::Usage usage; // of all its runs: what its models read (cached or not) and wrote
     int64_t started = 0;
     int64_t ended = 0;
     std::string ended_why; // how the last run ended, when not done
@@ -79,8 +79,10 @@ struct CallRow {
 // Replaces the settings a continued session runs with.
 [[nodiscard]] Status set_settings(Db& db, std::string_view id, JsonView settings);
 [[nodiscard]] Status set_tainted(Db& db, std::string_view id);
-[[nodiscard]] Status add_usage(Db& db, std::string_view id, int64_t input_tokens,
-                               int64_t output_tokens);
+// Adds what a model used to the session's tokens.
+[[nodiscard]] Status add_usage(Db& db, std::string_view id, const models::Usage& used);
+// `more` added to `to`, member by member.
+void add_to(models::Usage& to, const models::Usage& more);
 
 // The conversation, in order.
 [[nodiscard]] Result<std::vector<Json>> load_messages(Db& db, std::string_view session);

@@ -153,8 +153,10 @@ public:
         e.set("calls", ending.calls);
         e.set("tainted", row.tainted);
         Json usage = Json::object();
-        usage.set("input_tokens", ending.input_tokens);
-        usage.set("output_tokens", ending.output_tokens);
+        usage.set("input_tokens", ending.usage.input_tokens);
+        usage.set("output_tokens", ending.usage.output_tokens);
+        usage.set("cache_read_tokens", ending.usage.cache_read_tokens);
+        usage.set("cache_write_tokens", ending.usage.cache_write_tokens);
         e.set("usage", std::move(usage));
         emit(e);
     }

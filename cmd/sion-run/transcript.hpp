@@ -24,11 +24,10 @@ namespace sion::run_cmd {
 
 // How a run of a session ended, for the last line and the end event.
 struct Ending {
-    std::string state; // done, stopped, failed, interrupted
-    std::string why;   // "" for done
-    int64_t calls = 0; // calls made in the run
-    int64_t input_tokens = 0;
-    int64_t output_tokens = 0;
+    std::string state;   // done, stopped, failed, interrupted
+    std::string why;     // "" for done
+    int64_t calls = 0;   // calls made in the run
+    models::Usage usage; // of the run (show: of the session)
 };
 
 class Output {

@@ -28,6 +28,7 @@ const std::vector<Route>& routes() {
         {{"agent", "sessions"}, "sion-run", {"sessions"}},
         {{"agent", "show"}, "sion-run", {"show"}},
         {{"agent", "credential"}, "sion-run", {"credential"}},
+        {{"agent", "chatgpt"}, "sion-run", {"chatgpt"}},
         {{"agent", "mcp"}, "sion-mcp", {}},
         {{"agent", "hooks"}, "sion-hooks", {}},
         {{"agent", "routes"}, "sion-route", {}},

@@ -299,9 +299,9 @@ Json converse_body(const Request& request, const BedrockSettings& settings, cons
                    bool with_kept) {
     BedrockFamily family = bedrock_family(settings.model);
     bool caches = family != BedrockFamily::other;
+    // The system prompt and the tools, which stay the same from call to call, come first, so
+    // that what a call sends starts as the last one's did.
     Json body = Json::object();
-    body.set("messages",
-             converse_messages(request.conversation, family, caches, origin, with_kept));
     if (!request.system.empty()) {
         Json system = Json::array();
         system.push(text_block(request.system));
@@ -320,6 +320,8 @@ Json converse_body(const Request& request, const BedrockSettings& settings, cons
         }
         body.set("toolConfig", one("tools", std::move(tools)));
     }
+    body.set("messages",
+             converse_messages(request.conversation, family, caches, origin, with_kept));
     bool thinks = family == BedrockFamily::claude && settings.effort.given();
     int64_t room = thinks ? answer_room(request.max_output_tokens, thinking_room(settings.effort))
                           : request.max_output_tokens;
@@ -379,17 +381,9 @@ Result<Answer> converse_answer(std::string_view body, const Origin& origin) {
 }
 
 BedrockModel::BedrockModel(std::string name, BedrockSettings settings, Clock clock, WallClock wall)
-    : m_name(std::move(name)),
-      m_settings(std::move(settings)), m_origin{"bedrock", m_settings.endpoint, m_settings.model},
-      m_wire(Reach::remote, std::move(clock)), m_wall(std::move(wall)) {}
-
-Result<Answer> BedrockModel::answer(const Request& request) {
-    bool has_kept = keeps_any(request.conversation, k_member, m_origin);
-    return m_wire.with_keys(m_settings.api_keys, [&](const std::string& key) {
-        return letting_kept_go(m_wire, has_kept,
-                               [&](bool with_kept) { return send(request, key, with_kept); });
-    });
-}
+    : KeyedModel(std::move(name), k_member, {"bedrock", settings.endpoint, settings.model},
+                 std::move(settings.api_keys), Reach::remote, std::move(clock)),
+      m_settings(std::move(settings)), m_wall(std::move(wall)) {}
 
 namespace {
 
@@ -414,31 +408,31 @@ Endpoint split_endpoint(std::string_view endpoint) {
 
 } // namespace
 
-Result<Answer> BedrockModel::send(const Request& request, const std::string& key, bool with_kept) {
+Result<Answer> BedrockModel::call(const Request& request, const std::string& key, bool with_kept) {
     Endpoint endpoint = split_endpoint(m_settings.endpoint);
     std::string path = "/model/" + percent_encode(m_settings.model) + "/converse";
-    WireRequest wire;
-    wire.url = m_settings.endpoint + path;
-    wire.body = converse_body(request, m_settings, m_origin, with_kept).dump();
-    wire.headers.add("Content-Type", "application/json");
-    wire.headers.add("Accept", "application/json");
+    WireRequest w;
+    w.url = m_settings.endpoint + path;
+    w.body = converse_body(request, m_settings, origin(), with_kept).dump();
+    w.headers.add("Content-Type", "application/json");
+    w.headers.add("Accept", "application/json");
     if (!key.empty()) {
-        wire.headers.add("Authorization", "Bearer " + key);
+        w.headers.add("Authorization", "Bearer " + key);
     } else {
         sigv4::Request signable;
-        signable.method = wire.method;
+        signable.method = w.method;
         signable.path = endpoint.prefix + path;
-        signable.headers = wire.headers;
+        signable.headers = w.headers;
         signable.headers.add("Host", endpoint.host);
-        signable.body = wire.body;
+        signable.body = w.body;
         SION_TRY(auto signature,
                  sigv4::sign_headers(signable, m_settings.credentials,
                                      sigv4::Scope{m_settings.region, "bedrock", m_wall()}));
         for (const auto& [name, value] : signature.added.entries())
-            wire.headers.add(name, value);
+            w.headers.add(name, value);
     }
-    SION_TRY(WireReply reply, m_wire.send(wire));
-    return converse_answer(reply.body, m_origin);
+    SION_TRY(WireReply reply, wire().send(w));
+    return converse_answer(reply.body, origin());
 }
 
 Result<std::unique_ptr<Model>> open_bedrock(const ModelSpec& spec) {

@@ -65,7 +65,9 @@ struct BedrockSettings {
 // not a Converse answer is Exit::unavailable ("the answer is malformed: …"), as a failing model.
 [[nodiscard]] Result<Answer> converse_answer(std::string_view body, const Origin& origin);
 
-class BedrockModel final : public Model {
+// A KeyedModel (wire.hpp): its KeyRing is the Bedrock API keys, empty when each call is signed
+// with the access key instead; `wall` dates the signatures.
+class BedrockModel final : public KeyedModel {
 public:
     using WallClock = std::function<std::time_t()>;
 
@@ -73,18 +75,11 @@ public:
         std::string name, BedrockSettings settings, Clock clock = steady_ms,
         WallClock wall = [] { return std::time(nullptr); });
 
-    [[nodiscard]] const std::string& name() const override { return m_name; }
-
-    [[nodiscard]] Result<Answer> answer(const Request& request) override;
-
 private:
-    [[nodiscard]] Result<Answer> send(const Request& request, const std::string& key,
-                                      bool with_kept);
+    [[nodiscard]] Result<Answer> call(const Request& request, const std::string& key,
+                                      bool with_kept) override;
 
-    std::string m_name;
     BedrockSettings m_settings;
-    Origin m_origin;
-    Wire m_wire;
     WallClock m_wall;
 };
 

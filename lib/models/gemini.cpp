@@ -141,7 +141,7 @@ Json gemini_body(const Request& request, const Effort& effort, int64_t thinking_
         parts.push(text_part(request.system));
         body.set("systemInstruction", one("parts", std::move(parts)));
     }
-    body.set("contents", contents_of(request.conversation, origin, with_kept));
+    // The tools before the conversation: what stays the same from call to call comes first.
     if (!request.tools.empty()) {
         Json declarations = Json::array();
         for (const ToolSpec& tool : request.tools) {
@@ -155,6 +155,7 @@ Json gemini_body(const Request& request, const Effort& effort, int64_t thinking_
         tools.push(one("functionDeclarations", std::move(declarations)));
         body.set("tools", std::move(tools));
     }
+    body.set("contents", contents_of(request.conversation, origin, with_kept));
     Json config = Json::object();
     config.set("maxOutputTokens", answer_room(request.max_output_tokens, thinking_room));
     if (effort.given())

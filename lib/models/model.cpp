@@ -6,8 +6,10 @@
 #include "lib/home.hpp"
 #include "lib/models/anthropic.hpp"
 #include "lib/models/bedrock.hpp"
+#include "lib/models/chatgpt.hpp"
 #include "lib/models/gemini.hpp"
 #include "lib/models/openai_chat.hpp"
+#include "lib/models/openai_responses.hpp"
 #include "lib/models/script.hpp"
 #include "lib/models/vertex.hpp"
 
@@ -48,6 +50,8 @@ constexpr std::array k_providers{
     Provider{"fireworks", open_chat, false},
     Provider{"mistral", open_chat, false},
     Provider{"cerebras", open_chat, false},
+    Provider{"openai-responses", open_responses, false},
+    Provider{"chatgpt", chatgpt::open_chatgpt, false},
     Provider{"bedrock", open_bedrock, true},
     Provider{"gemini", open_gemini, true},
     Provider{"vertex", open_vertex, true},

@@ -141,7 +141,7 @@ Json chat_body(const Request& request, const BodyOptions& o) {
     }
     Json body = Json::object();
     body.set("model", std::string_view(o.model));
-    body.set("messages", std::move(messages));
+    // The tools before the conversation: what stays the same from call to call comes first.
     if (!request.tools.empty()) {
         Json tools = Json::array();
         for (const ToolSpec& t : request.tools) {
@@ -156,6 +156,7 @@ Json chat_body(const Request& request, const BodyOptions& o) {
         }
         body.set("tools", std::move(tools));
     }
+    body.set("messages", std::move(messages));
     body.set(o.provider->completion_tokens ? "max_completion_tokens" : "max_tokens",
              answer_room(request.max_output_tokens, o.thinking_room));
     if (o.effort.level) {

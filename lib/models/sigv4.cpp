@@ -25,34 +25,6 @@ std::string lowercase(std::string_view s) {
     return out;
 }
 
-int hex_value(char c) {
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
-// %XX decoded; a '%' not followed by two hex digits stays as it is (and is encoded as %25).
-std::string uri_decode(std::string_view s) {
-    std::string out;
-    out.reserve(s.size());
-    for (size_t i = 0; i < s.size(); ++i) {
-        int hi = 0;
-        int lo = 0;
-        if (s[i] == '%' && i + 2 < s.size() && (hi = hex_value(s[i + 1])) >= 0
-            && (lo = hex_value(s[i + 2])) >= 0) {
-            out += static_cast<char>(hi * 16 + lo);
-            i += 2;
-        } else {
-            out += s[i];
-        }
-    }
-    return out;
-}
-
 // The path without "." and ".." segments or empty ones, a trailing '/' kept.
 std::string normalized_path(std::string_view path) {
     std::vector<std::string_view> kept;
@@ -100,7 +72,8 @@ std::string canonical_query(std::string_view query, const Pairs& extra) {
             std::string_view name = piece.substr(0, eq);
             std::string_view value =
                 eq == std::string_view::npos ? std::string_view() : piece.substr(eq + 1);
-            params.emplace_back(percent_encode(uri_decode(name)), percent_encode(uri_decode(value)));
+            params.emplace_back(percent_encode(percent_decode(name)),
+                                percent_encode(percent_decode(value)));
         }
         if (amp == std::string_view::npos)
             break;

@@ -257,37 +257,32 @@ Result<std::string> VertexTokens::mint(Wire& wire) {
 
 namespace {
 
-class VertexModel final : public Model {
+// Its KeyRing is express mode's keys, empty in a project, where each call carries a token.
+class VertexModel final : public KeyedModel {
 public:
     VertexModel(std::string name, VertexSettings settings)
-        : m_name(std::move(name)), m_settings(std::move(settings)), m_tokens(m_settings),
-          m_wire(Reach::remote), m_origin{m_settings.claude ? "vertex-claude" : "vertex-gemini",
-                                          m_settings.base_url, m_settings.model} {}
-
-    [[nodiscard]] const std::string& name() const override { return m_name; }
-
-    [[nodiscard]] Result<Answer> answer(const Request& request) override {
-        std::string_view member = m_settings.claude ? "anthropic" : "gemini";
-        bool has_kept = keeps_any(request.conversation, member, m_origin);
-        return m_wire.with_keys(m_settings.api_keys, [&](const std::string& key) {
-            return letting_kept_go(m_wire, has_kept, [&](bool with_kept) {
-                auto answer = call(request, key, with_kept);
-                // A minted token the API refuses is minted again, once.
-                if (!answer && m_wire.last_status() == 401 && key.empty() && m_tokens.forget())
-                    answer = call(request, key, with_kept);
-                return answer;
-            });
-        });
-    }
+        : KeyedModel(std::move(name), settings.claude ? "anthropic" : "gemini",
+                     {settings.claude ? "vertex-claude" : "vertex-gemini", settings.base_url,
+                      settings.model},
+                     std::move(settings.api_keys), Reach::remote),
+          m_settings(std::move(settings)), m_tokens(m_settings) {}
 
 private:
-    Result<Answer> call(const Request& request, const std::string& key, bool with_kept) {
+    Result<Answer> call(const Request& request, const std::string& key, bool with_kept) override {
+        auto answer = call_once(request, key, with_kept);
+        // A minted token the API refuses is minted again, once.
+        if (!answer && wire().last_status() == 401 && key.empty() && m_tokens.forget())
+            answer = call_once(request, key, with_kept);
+        return answer;
+    }
+
+    Result<Answer> call_once(const Request& request, const std::string& key, bool with_kept) {
         WireRequest w;
         w.url = vertex_url(m_settings);
         if (!key.empty()) {
             w.headers.add("x-goog-api-key", key);
         } else {
-            SION_TRY(std::string token, m_tokens.token(m_wire));
+            SION_TRY(std::string token, m_tokens.token(wire()));
             w.headers.add("Authorization", "Bearer " + token);
             if (auto quota = m_settings.credentials.view().string("quota_project_id"))
                 w.headers.add("x-goog-user-project", std::string(*quota));
@@ -296,18 +291,19 @@ private:
         w.headers.add("Accept", "text/event-stream");
         if (m_settings.claude)
             return claude(request, w, with_kept);
-        w.body = gemini_body(request, effort(), thinking_room(), m_origin, with_kept).dump();
-        GeminiReader reader(m_origin);
-        return send_streamed(m_wire, w, reader);
+        w.body = gemini_body(request, effort(), thinking_room(), origin(), with_kept).dump();
+        GeminiReader reader(origin());
+        return send_streamed(wire(), w, reader);
     }
 
     // Anthropic's body, Vertex AI's version in it, cached at two breakpoints: the system prompt
     // and the conversation's last block (the one on the tools is taken off).
     Result<Answer> claude(const Request& request, WireRequest& w, bool with_kept) {
-        Json body = anthropic_body(request, effort(), thinking_room(), m_origin, with_kept);
-        if (Json tools = body.take("tools"); tools.exists()) {
+        Json body = anthropic_body(request, effort(), thinking_room(), origin(), with_kept);
+        // Replaced where they are, before the conversation, so that each call starts the same.
+        if (JsonView tools = body.get("tools"); tools.exists()) {
             Json plain = Json::array();
-            for (JsonView tool : tools.view()) {
+            for (JsonView tool : tools) {
                 Json t = Json::copy_of(tool);
                 (void)t.take("cache_control");
                 plain.push(std::move(t));
@@ -317,15 +313,12 @@ private:
         body.set("anthropic_version", k_anthropic_version);
         body.set("stream", true);
         w.body = body.dump();
-        AnthropicReader reader(m_origin);
-        return send_streamed(m_wire, w, reader);
+        AnthropicReader reader(origin());
+        return send_streamed(wire(), w, reader);
     }
 
-    std::string m_name;
     VertexSettings m_settings;
     VertexTokens m_tokens;
-    Wire m_wire;
-    Origin m_origin;
 };
 
 } // namespace

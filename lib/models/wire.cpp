@@ -2,13 +2,12 @@
 // Model providers' HTTP: reach checks, keys and rests, one request whole or streamed.
 #include "lib/models/wire.hpp"
 
+#include "lib/curl_api.hpp"
 #include "lib/json.hpp"
 #include "lib/secrets.hpp"
 #include "lib/text.hpp"
 #include "lib/utf8.hpp"
 #include "lib/version.hpp"
-
-#include <curl/curl.h>
 
 #include <arpa/inet.h>
 #include <netdb.h>
@@ -38,21 +37,22 @@ struct UrlParts {
 };
 
 struct CurlUrlDeleter {
-    void operator()(CURLU* u) const { curl_url_cleanup(u); }
+    void operator()(CURLU* u) const { curl().url_cleanup(u); }
 };
 
 std::optional<std::string> url_part(CURLU* u, CURLUPart part) {
     char* text = nullptr;
-    if (curl_url_get(u, part, &text, 0) != CURLUE_OK || text == nullptr)
+    if (curl().url_get(u, part, &text, 0) != CURLUE_OK || text == nullptr)
         return std::nullopt;
     std::string out = text;
-    curl_free(text);
+    curl().free(text);
     return out;
 }
 
+// libcurl parses the URL as it will send it: only once curl_api() has succeeded.
 std::optional<UrlParts> split_url(std::string_view url) {
-    std::unique_ptr<CURLU, CurlUrlDeleter> u(curl_url());
-    if (!u || curl_url_set(u.get(), CURLUPART_URL, std::string(url).c_str(), 0) != CURLUE_OK)
+    std::unique_ptr<CURLU, CurlUrlDeleter> u(curl().url());
+    if (!u || curl().url_set(u.get(), CURLUPART_URL, std::string(url).c_str(), 0) != CURLUE_OK)
         return std::nullopt;
     auto scheme = url_part(u.get(), CURLUPART_SCHEME);
     auto host = url_part(u.get(), CURLUPART_HOST);
@@ -257,6 +257,7 @@ Result<std::string> base_url_from(std::string_view variable, std::string_view fa
     std::string url = given ? *given : std::string(fallback);
     while (!url.empty() && url.back() == '/')
         url.pop_back();
+    SION_CHECK(curl_api());
     auto parts = split_url(url);
     if (!parts)
         return make_error(Exit::config, "%.*s '%s' is not an http or https URL",
@@ -270,6 +271,7 @@ Result<std::string> base_url_from(std::string_view variable, std::string_view fa
 
 Status check_reach(std::string_view url, Reach reach) {
     std::string shown = redact_url(url);
+    SION_CHECK(curl_api());
     auto parts = split_url(url);
     if (!parts)
         return make_error(Exit::config, "refusing '%s': not an http or https URL", shown.c_str());
@@ -501,7 +503,8 @@ int64_t retry_hint_ms(const HttpHeaders& headers, int64_t now_unix_ms) {
             && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
         if (digits) {
             hint = std::stoll(text) * 1000;
-        } else if (time_t when = curl_getdate(text.c_str(), nullptr); when > 0) {
+        } else if (time_t when = curl_api() ? curl().getdate(text.c_str(), nullptr) : -1;
+                   when > 0) {
             hint = static_cast<int64_t>(when) * 1000 - now_unix_ms;
         }
     }

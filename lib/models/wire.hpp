@@ -178,13 +178,16 @@ private:
                                              const std::function<Result<Answer>(bool)>& call);
 
 // A model answered with the keys of one KeyRing (Wire::with_keys), its reasoning kept under
-// `member` of the conversation's messages and let go once refused (letting_kept_go). A provider
-// says how one call is made.
+// `member` of the conversation's messages and let go once refused (letting_kept_go): the one
+// answer loop of every HTTP provider. A provider says how one call is made; one whose calls go
+// without a key (a signed or a minted credential) has an empty KeyRing. `member` must outlive the
+// model (a string literal).
 class KeyedModel : public Model {
 public:
-    KeyedModel(std::string name, std::string_view member, Origin origin, KeyRing keys, Reach reach)
+    KeyedModel(std::string name, std::string_view member, Origin origin, KeyRing keys, Reach reach,
+               Clock clock = steady_ms)
         : m_name(std::move(name)), m_member(member), m_origin(std::move(origin)),
-          m_keys(std::move(keys)), m_wire(reach) {}
+          m_keys(std::move(keys)), m_wire(reach, std::move(clock)) {}
 
     [[nodiscard]] const std::string& name() const final { return m_name; }
 

@@ -201,7 +201,7 @@ expect_out "session $sid for agent ${coder:0:8}
 session $sid: stopped: the token budget of 22500 tokens is spent (22000 used)"
 [ ! -e "$work/b3.txt" ] && ok || fail "the third call was made past the budget"
 expect_exit 0 sion-run show "$sid" --json && keep_events && tail -n 1 "$scratch/out" >"$scratch/last"
-expect_text "$scratch/last" 'end event' "{\"event\":\"end\",\"session\":\"$sid\",\"state\":\"stopped\",\"why\":\"the token budget of 22500 tokens is spent (22000 used)\",\"calls\":2,\"tainted\":false,\"usage\":{\"input_tokens\":20000,\"output_tokens\":2000}}"
+expect_text "$scratch/last" 'end event' "{\"event\":\"end\",\"session\":\"$sid\",\"state\":\"stopped\",\"why\":\"the token budget of 22500 tokens is spent (22000 used)\",\"calls\":2,\"tainted\":false,\"usage\":{\"input_tokens\":20000,\"output_tokens\":2000,\"cache_read_tokens\":0,\"cache_write_tokens\":0}}"
 expect_exit 0 sion-run sessions "${coder:0:8}" && head -n 1 "$scratch/out" >"$scratch/first" &&
     expect_text "$scratch/first" sessions "$sid $(short_of "$coder") stopped 2 calls Spend"
 # A budget too small for the first request: stopped before the model is asked.

@@ -366,7 +366,7 @@ model sample '{"calls": [{"tool": "notes_summarize"}], "usage": {"input_tokens":
     '{"text": "done", "usage": {"input_tokens": 200, "output_tokens": 5}}'
 expect_exit 0 run notes.json --task 'Summarise.' --model script:scripts/sample.json --mcp notes --json && keep_events
 expect_grep '"text":"MCP server notes had script:[^"]*/scripts/sample.json write a completion \(40 tokens read, 10 written\)"' "$scratch/out"
-expect_grep '^\{"event":"end",.*"usage":\{"input_tokens":340,"output_tokens":35\}\}$' "$scratch/out"
+expect_grep '^\{"event":"end",.*"usage":\{"input_tokens":340,"output_tokens":35,"cache_read_tokens":0,"cache_write_tokens":0\}\}$' "$scratch/out"
 expect_exit 0 run notes.json --task 'Summarise.' --model script:scripts/sample.json --mcp notes --budget-tokens 700
 sid=$(session_id)
 expect_out "session $sid for agent $short

@@ -29,6 +29,9 @@ print(json.dumps(eval(sys.argv[3]), sort_keys=True))
 PY
 }
 
+# end_usage FILE: the usage of the end event that closes FILE (--json events), keys sorted.
+end_usage() { tail -n 1 "$1" | python3 -c 'import json, sys; print(json.dumps(json.load(sys.stdin)["usage"], sort_keys=True))'; }
+
 # A session that thinks, calls a tool and answers: the transcript shows what it thought (~).
 script think '[{"thinking": "I should write the file.", "calls": [{"name": "write_file", "input": {"path": "a.txt", "content": "hi"}}]},
  {"text": "Wrote a.txt.", "thinking": "Done now."}]'
@@ -57,6 +60,8 @@ expect_query "$a_log" 'r[1]["body"]["messages"][2]["content"][0]["tool_use_id"] 
 # Cache marks: the last tool, the system prompt, the conversation's last block; no other.
 expect_query "$a_log" '[([i for i, t in enumerate(e["body"]["tools"]) if "cache_control" in t] == [len(e["body"]["tools"]) - 1], "cache_control" in e["body"]["system"][0], "cache_control" in e["body"]["messages"][-1]["content"][-1], sum(1 for m in e["body"]["messages"] for b in m["content"] if "cache_control" in b)) for e in r]' \
     '[[true, true, true, 1], [true, true, true, 1]]'
+# The second call starts byte for byte as the first did, up to the first one's last turn.
+expect_query "$a_log" '[e["kept_start"] for e in r]' '[null, true]'
 # The second call reads the first one's prefix from the cache.
 expect_query "$a_log" '[u[0]["cache_read_input_tokens"] == 0, u[0]["cache_creation_input_tokens"] > 0, u[1]["cache_read_input_tokens"] >= u[0]["cache_creation_input_tokens"]]' \
     '[true, true, true]'
@@ -69,9 +74,15 @@ start_standin j anthropic_server "$scratch/scripts/think.json"
 rm -f work/a.txt
 expect_exit 0 run_at "$j_url" --task 'Write a.txt' --model anthropic:claude-opus-5-5 \
     --workspace work --autonomy L3 --json
-want_usage=$(query "$j_log" '{"input_tokens": sum(x["input_tokens"] + x["cache_read_input_tokens"] + x["cache_creation_input_tokens"] for x in u), "output_tokens": sum(x["output_tokens"] for x in u)}')
-tail -n 1 "$scratch/out" | python3 -c 'import json, sys; print(json.dumps(json.load(sys.stdin)["usage"], sort_keys=True))' >"$scratch/usage"
+# Reads and writes of the cache are reported apart, in the run's end event and the stored session.
+want_usage=$(query "$j_log" '{"input_tokens": sum(x["input_tokens"] + x["cache_read_input_tokens"] + x["cache_creation_input_tokens"] for x in u), "output_tokens": sum(x["output_tokens"] for x in u), "cache_read_tokens": sum(x["cache_read_input_tokens"] for x in u), "cache_write_tokens": sum(x["cache_creation_input_tokens"] for x in u)}')
+expect_query "$j_log" '[u[1]["cache_read_input_tokens"] > 0, u[0]["cache_creation_input_tokens"] > 0]' '[true, true]'
+end_usage "$scratch/out" >"$scratch/usage"
 expect_text "$scratch/usage" usage "$want_usage"
+jsid=$(head -n 1 "$scratch/out" | python3 -c 'import json, sys; print(json.load(sys.stdin)["session"])')
+expect_exit 0 sion agent show "$jsid" --json
+end_usage "$scratch/out" >"$scratch/usage"
+expect_text "$scratch/usage" 'usage in show' "$want_usage"
 expect_query "$j_log" '[e["body"].get("thinking") for e in r]' '[null, null]'
 
 # How hard it thinks: each level and budget as the Messages API takes it.

@@ -17,6 +17,8 @@ for v in OPENAI_API_KEY OPENAI_BASE_URL SION_LOCAL_MODEL_URL SION_LOCAL_MODEL_KE
 done
 agent=$(sion agent create coder) || exit 1
 script() { printf '%s\n' "$2" >"$scratch/scripts/$1.json"; }
+# end_usage FILE: the usage of the end event that closes FILE (--json events), keys sorted.
+end_usage() { tail -n 1 "$1" | python3 -c 'import json, sys; print(json.dumps(json.load(sys.stdin)["usage"], sort_keys=True))'; }
 write_call='{"calls": [{"name": "write_file", "input": {"path": "c.txt", "content": "c"}}]}'
 
 # openai: a call and an answer; the effort (max is xhigh) and the room in max_completion_tokens.
@@ -36,14 +38,21 @@ expect_query "$o_log" '[(e["headers"]["authorization"], e["body"]["model"], e["b
 expect_query "$o_log" '[m["role"] for m in r[1]["body"]["messages"]]' '["system", "user", "assistant", "tool"]'
 expect_query "$o_log" 'r[1]["body"]["messages"][2]["tool_calls"][0]["function"]' '{"arguments": "{\"path\":\"c.txt\",\"content\":\"c\"}", "name": "write_file"}'
 expect_query "$o_log" 'r[1]["body"]["messages"][3]["content"]' '"wrote 1 byte to c.txt"'
-# Usage: the prompt's tokens, the cached among them; read from the usage chunk.
+# The tools come before the conversation, and the second call starts as the first did.
+expect_query "$o_log" '[(e["members"].index("tools") < e["members"].index("messages"), e["kept_start"]) for e in r]' '[[true, null], [true, true]]'
+# Usage: the prompt's tokens, the cached among them (reported apart, in the run's end event and
+# the stored session); read from the usage chunk.
 start_standin oj openai_server "$scratch/scripts/openai.json"
 rm -f work/c.txt
 expect_exit 0 run_with OPENAI_BASE_URL="$oj_url/v1" OPENAI_API_KEY=sk-openai-0001 -- --task 'Write c.txt' \
     --model openai:gpt-5 --workspace work --autonomy L3 --json
-tail -n 1 "$scratch/out" | python3 -c 'import json, sys; print(json.dumps(json.load(sys.stdin)["usage"], sort_keys=True))' >"$scratch/usage"
-want=$(query "$oj_log" '{"input_tokens": len(json.dumps(r[0]["body"])) // 4 + 500, "output_tokens": 27}')
+end_usage "$scratch/out" >"$scratch/usage"
+want=$(query "$oj_log" '{"input_tokens": len(json.dumps(r[0]["body"])) // 4 + 500, "output_tokens": 27, "cache_read_tokens": 300, "cache_write_tokens": 0}')
 expect_text "$scratch/usage" usage "$want"
+sid=$(head -n 1 "$scratch/out" | python3 -c 'import json, sys; print(json.load(sys.stdin)["session"])')
+expect_exit 0 sion agent show "$sid" --json
+end_usage "$scratch/out" >"$scratch/usage"
+expect_text "$scratch/usage" 'usage in show' "$want"
 expect_query "$oj_log" '["reasoning_effort" in e["body"] for e in r]' '[false, false]'
 
 # openai: with no key, none is sent; a budget is not taken.

@@ -17,6 +17,8 @@ agent=$(sion agent create coder) || exit 1
 script() { printf '%s\n' "$2" >"$scratch/scripts/$1.json"; }
 write() { printf '{"name": "write_file", "input": {"path": "%s", "content": "x"}}' "$1"; }
 busy='{"status": 529, "message": "Overloaded"}'
+# end_usage FILE: the usage of the end event that closes FILE (--json events), keys sorted.
+end_usage() { tail -n 1 "$1" | python3 -c 'import json, sys; print(json.dumps(json.load(sys.stdin)["usage"], sort_keys=True))'; }
 
 # Busy after a call: the next model, of another provider, takes over; it is sent no thinking.
 script a1 "[{\"thinking\": \"Plan.\", \"calls\": [$(write f1.txt)]}, $busy]"
@@ -107,5 +109,27 @@ expect_out "session $sid for agent ${agent:0:8}
 session $sid: stopped: the token budget of 50000 tokens is spent (0 used)"
 expect_exit 0 run_with -- --task 'Hi' --model "script:$scratch/scripts/hello.json#low" --budget-tokens 50000
 expect_grep '^agent: hello$' "$scratch/out"
+
+# The cache figures of every model a run asked add up, reported apart: in the run's end event, and
+# over the session's runs in the stored session.
+script a6 "[{\"calls\": [$(write f6.txt)]}, $busy]"
+script o6 '[{"text": "Cached.", "usage": {"prompt_tokens": 800, "completion_tokens": 3, "cached_tokens": 500}}]'
+start_standin a6 anthropic_server "$scratch/scripts/a6.json"
+start_standin o6 openai_server "$scratch/scripts/o6.json"
+expect_exit 0 run_with ANTHROPIC_BASE_URL="$a6_url" ANTHROPIC_API_KEY=ka OPENAI_BASE_URL="$o6_url/v1" OPENAI_API_KEY=ko -- \
+    --task 'Write f6.txt' --model anthropic:claude-a --model openai:gpt-b --workspace work --autonomy L3 --json
+sid=$(head -n 1 "$scratch/out" | python3 -c 'import json, sys; print(json.load(sys.stdin)["session"])')
+first=$(query "$a6_log" '{"input_tokens": u[0]["input_tokens"] + u[0]["cache_read_input_tokens"] + u[0]["cache_creation_input_tokens"] + 800, "output_tokens": u[0]["output_tokens"] + 3, "cache_read_tokens": u[0]["cache_read_input_tokens"] + 500, "cache_write_tokens": u[0]["cache_creation_input_tokens"]}')
+expect_query "$a6_log" 'len(u) == 1 and u[0]["cache_creation_input_tokens"] > 0' 'true'
+end_usage "$scratch/out" >"$scratch/usage"
+expect_text "$scratch/usage" 'usage of a run with a fallback' "$first"
+echo '{"turns": [{"text": "again", "usage": {"input_tokens": 100, "output_tokens": 2, "cache_read_tokens": 90, "cache_write_tokens": 5}}]}' >"$scratch/scripts/s6.json"
+expect_exit 0 run_with -- --session "$sid" --task 'Again' --model "script:$scratch/scripts/s6.json" --json
+end_usage "$scratch/out" >"$scratch/usage"
+expect_text "$scratch/usage" 'usage of the second run' '{"cache_read_tokens": 90, "cache_write_tokens": 5, "input_tokens": 100, "output_tokens": 2}'
+expect_exit 0 sion agent show "$sid" --json
+end_usage "$scratch/out" >"$scratch/usage"
+both=$(python3 -c 'import json, sys; a = json.loads(sys.argv[1]); b = {"cache_read_tokens": 90, "cache_write_tokens": 5, "input_tokens": 100, "output_tokens": 2}; print(json.dumps({k: a[k] + b[k] for k in a}, sort_keys=True))' "$first")
+expect_text "$scratch/usage" 'usage of the session' "$both"
 
 done_testing

@@ -33,6 +33,8 @@ stand_in() {
 signing=(--access-key AKIDEXAMPLE --secret-key "$secret" --session-token "$token")
 
 run() { timeout 120 setsid -w sion agent run coder "$agent" --workspace "$work" --autonomy L3 "$@" </dev/null; }
+# end_usage FILE: the usage of the end event that closes FILE (--json events), keys sorted.
+end_usage() { tail -n 1 "$1" | python3 -c 'import json, sys; print(json.dumps(json.load(sys.stdin)["usage"], sort_keys=True))'; }
 
 agent=$(sion agent create coder) && ok || fail "sion agent create coder"
 agent=${agent:0:8}
@@ -71,6 +73,9 @@ assert first["path"] == "/model/us.anthropic.claude-sonnet-4-5-20250929-v1%3A0/c
 assert first["headers"]["x-amz-security-token"], "no session token"
 assert "SignedHeaders=accept;content-type;host;x-amz-date;x-amz-security-token," in first["headers"]["authorization"]
 body = first["body"]
+# What stays the same from call to call comes first, and the second call starts as the first did.
+assert list(body)[:3] == ["system", "toolConfig", "messages"], list(body)
+assert first["kept_start"] is None and second["kept_start"] is True, second["kept_start"]
 assert body["system"][-1] == {"cachePoint": {"type": "default"}} and body["system"][0]["text"]
 assert [t["toolSpec"]["name"] for t in body["toolConfig"]["tools"]].count("write_file") == 1
 assert body["messages"] == [{"role": "user", "content": [{"text": "Write a note"}, {"cachePoint": {"type": "default"}}]}]
@@ -84,9 +89,26 @@ result = m[2]["content"][0]["toolResult"]
 assert result["toolUseId"] == "tooluse_Ab3" and result["status"] == "success", result
 assert m[2]["content"][-1] == {"cachePoint": {"type": "default"}}
 PY
-# Cache reads and writes count as the input they are.
+# Cache reads and writes count as the input they are, and are reported apart: in the stored
+# session and in a --json run's end event.
+cached='{"cache_read_tokens": 1500, "cache_write_tokens": 1500, "input_tokens": 3060, "output_tokens": 38}'
 expect_exit 0 sion agent show "$sid" --json
-expect_grep '"event":"end".*"input_tokens":3060' "$scratch/out"
+end_usage "$scratch/out" >"$scratch/usage"
+expect_text "$scratch/usage" 'usage in show' "$cached"
+rm -f "$work/note.txt"
+cp claude.json claudej.json
+stand_in claudej --model "$claude" --region eu-west-3 "${signing[@]}"
+expect_exit 0 run --task 'Write a note' --model "bedrock:$claude" --json && expect_err ''
+end_usage "$scratch/out" >"$scratch/usage"
+expect_text "$scratch/usage" 'usage of the run' "$cached"
+# What was written to the cache counts in the run's token budget.
+rm -f "$work/note.txt"
+sed 's/"cacheWriteInputTokens": 1500/"cacheWriteInputTokens": 100000/' claude.json >budget.json
+stand_in budget --model "$claude" --region eu-west-3 "${signing[@]}"
+expect_exit 1 run --task 'Write a note' --model "bedrock:$claude" --budget-tokens 50000 --json
+expect_grep '^\{"event":"end",.*"state":"stopped","why":"the token budget of 50000 tokens is spent \(100050 used\)",' "$scratch/out"
+end_usage "$scratch/out" >"$scratch/usage"
+expect_text "$scratch/usage" 'usage of the stopped run' '{"cache_read_tokens": 0, "cache_write_tokens": 100000, "input_tokens": 100020, "output_tokens": 30}'
 
 # --- reasoning refused (400) is let go, and the call sent again without it --------------------
 rm -f "$work/note.txt"

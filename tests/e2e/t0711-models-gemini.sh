@@ -30,6 +30,8 @@ stand_in() {
 }
 
 run() { timeout 120 setsid -w sion agent run coder "$agent" --workspace "$work" --autonomy L3 "$@" </dev/null; }
+# end_usage FILE: the usage of the end event that closes FILE (--json events), keys sorted.
+end_usage() { tail -n 1 "$1" | python3 -c 'import json, sys; print(json.dumps(json.load(sys.stdin)["usage"], sort_keys=True))'; }
 
 agent=$(sion agent create coder) && ok || fail "sion agent create coder"
 agent=${agent:0:8}
@@ -69,6 +71,10 @@ assert first["path"] == "/v1beta/models/gemini-3-pro-preview:streamGenerateConte
 assert first["headers"]["x-goog-api-key"]
 b = first["body"]
 assert b["systemInstruction"]["parts"][0]["text"]
+# What stays the same from call to call comes first; each call starts as the one before did,
+# the continued session's too.
+assert list(b)[:3] == ["systemInstruction", "tools", "contents"], list(b)
+assert [e["kept_start"] for e in (first, second, third)] == [None, True, True]
 decl = b["tools"][0]["functionDeclarations"]
 assert any(d["name"] == "write_file" and d["parametersJsonSchema"]["type"] == "object" for d in decl)
 assert "thinkingConfig" not in b["generationConfig"]
@@ -83,8 +89,15 @@ c = third["body"]["contents"]
 assert c[3]["parts"] == [{"text": "The note is written.", "thoughtSignature": "c2lnLW9uLXRoZS10ZXh0"}], c[3]
 PY
 expect_exit 0 sion agent show "$sid" --json
-# Three calls: 1,200 tokens read (1,000 of them cached) and 50 written (30 thinking), then 100 and 10 twice.
-expect_grep '"event":"end".*"input_tokens":1400,"output_tokens":70' "$scratch/out"
+# Three calls: 1,200 tokens read (1,000 of them cached) and 50 written (30 thinking), then 100 and
+# 10 twice; what was read from the cache is reported apart.
+end_usage "$scratch/out" >"$scratch/usage"
+expect_text "$scratch/usage" 'usage in show' '{"cache_read_tokens": 1000, "cache_write_tokens": 0, "input_tokens": 1400, "output_tokens": 70}'
+echo '{"turns": [{"parts": [{"text": "cached"}], "usage": {"promptTokenCount": 900, "cachedContentTokenCount": 700, "candidatesTokenCount": 4}}]}' >cachedj.json
+stand_in cachedj --api-key "$key"
+expect_exit 0 run --task 'Say it' --model "gemini:$model" --json && expect_err ''
+end_usage "$scratch/out" >"$scratch/usage"
+expect_text "$scratch/usage" 'usage of the run' '{"cache_read_tokens": 700, "cache_write_tokens": 0, "input_tokens": 900, "output_tokens": 4}'
 
 # --- a call another model made goes with Google's value for one it did not sign ----------------
 cat >script-then-busy.json <<'JSON'

@@ -50,6 +50,8 @@ PY
 }
 
 run() { timeout 120 setsid -w sion agent run coder "$agent" --workspace "$work" --autonomy L3 "$@" </dev/null; }
+# end_usage FILE: the usage of the end event that closes FILE (--json events), keys sorted.
+end_usage() { tail -n 1 "$1" | python3 -c 'import json, sys; print(json.dumps(json.load(sys.stdin)["usage"], sort_keys=True))'; }
 
 agent=$(sion agent create coder) && ok || fail "sion agent create coder"
 agent=${agent:0:8}
@@ -142,14 +144,29 @@ first = lines[1]
 assert first["path"] == "/v1/projects/sion-test/locations/us-east5/publishers/anthropic/models/claude-sonnet-4-5@20250929:streamRawPredict"
 assert first["headers"]["x-goog-user-project"] == "sion-quota"
 assert first["body"]["anthropic_version"] == "vertex-2023-10-16"
+# The tools stay before the conversation, and the second call starts as the first did.
+assert list(first["body"]).index("tools") < list(first["body"]).index("messages"), list(first["body"])
+assert first["kept_start"] is None and lines[2]["kept_start"] is True
 PY
+# Cache reads and writes count as the input they are, and are reported apart: in the stored
+# session and in a --json run's end event.
+cached='{"cache_read_tokens": 2000, "cache_write_tokens": 2000, "input_tokens": 4080, "output_tokens": 46}'
 expect_exit 0 sion agent show "$sid" --json
-expect_grep '"event":"end".*"input_tokens":4080,"output_tokens":46' "$scratch/out"
+end_usage "$scratch/out" >"$scratch/usage"
+expect_text "$scratch/usage" 'usage in show' "$cached"
 # Overloaded in the stream: the next model is asked.
 echo '{"turns": [{"text": "the spare model answered"}]}' >spare.json
 expect_exit 0 run --task 'Hello' --model "vertex:$claude" --model "script:$scratch/spare.json"
 expect_grep "^the model vertex:$claude failed: .*[Oo]verloaded.*; asking script:$scratch/spare.json$" "$scratch/out"
 expect_grep '^agent: the spare model answered$' "$scratch/out"
+# The same task in a --json run (a token given): its end event reports the cache apart too.
+python3 -c 'import json, sys; t = json.load(open(sys.argv[1])); t["turns"] = t["turns"][:2]; json.dump(t, open(sys.argv[2], "w"))' claude.json claudej.json
+stand_in claudej --model "$claude" --token ya29.given-token-0001
+rm -f "$work/c.txt"
+GOOGLE_OAUTH_ACCESS_TOKEN=ya29.given-token-0001 expect_exit 0 run --task 'Write c' --model "vertex:$claude" --json &&
+    expect_err ''
+end_usage "$scratch/out" >"$scratch/usage"
+expect_text "$scratch/usage" 'usage of the run' "$cached"
 
 # --- a token given; express mode -------------------------------------------------------------------
 echo '{"turns": [{"parts": [{"text": "given"}]}, {"parts": [{"text": "express"}]}]}' >given.json

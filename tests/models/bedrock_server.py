@@ -22,8 +22,9 @@ Answers come from --script, a JSON file {"turns": [TURN, ...]}, one a request th
 A turn may also hold "refuse_kept": true: a request that gives reasoning back is then refused
 (400, as Bedrock refuses a signature of another key's) and the turn waits for the next request.
 --api-key KEY=STATUS makes that key be refused with STATUS (403, 429). Every request is logged,
-one JSON line each, to --log: {"path", "headers", "body", "verdict"}. It stops when killed or
-after --lifetime seconds.
+one JSON line each, to --log: {"path", "headers", "body", "verdict", "kept_start"} (standin.py's
+kept_start(): whether the body starts byte for byte as the one before it did, up to that one's
+last turn). It stops when killed or after --lifetime seconds.
 """
 
 import argparse
@@ -38,6 +39,9 @@ import threading
 import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+sys.dont_write_bytecode = True  # no __pycache__ beside the sources
+import standin  # noqa: E402
 
 BLOCK_KINDS = {"text", "image", "document", "toolUse", "toolResult", "reasoningContent",
                "cachePoint", "guardContent", "video"}
@@ -79,6 +83,7 @@ class Stand:
         self.next = 0
         self.signed = []  # reasoning blocks it sent, in order, that must come back
         self.lock = threading.Lock()
+        self.previous = None  # the last request's body, as text
         self.keys = {}
         for given in args.api_key:
             key, _, status = given.partition("=")
@@ -278,6 +283,10 @@ def make_handler(stand):
                     entry["raw"] = body_bytes.decode("utf-8", "replace")
                     raise Refusal((400, "SerializationException", "the body is not JSON"))
                 entry["body"] = body
+                text = body_bytes.decode("utf-8", "replace")
+                with stand.lock:
+                    entry["kept_start"] = standin.kept_start(stand.previous, text, "messages")
+                    stand.previous = text
                 stand.check_body(model, body)
                 turn = stand.turn()
                 if turn is None:

@@ -23,7 +23,9 @@ Answers come from --script, {"turns": [TURN, ...]}, one a request that passed:
   {"malformed": "text"}               200, text/event-stream, this as the one event's data
   "refuse_kept": true on a turn: a request that gives a signature back is refused (400) and the
       turn waits for the next request
-Every request is logged, one JSON line each, to --log: {"path", "headers", "body", "verdict"}.
+Every request is logged, one JSON line each, to --log: {"path", "headers", "body", "verdict",
+"kept_start"} (standin.py's kept_start(): whether the body starts byte for byte as the one before
+it did, up to that one's last turn).
 It stops when killed or after --lifetime seconds.
 """
 
@@ -34,6 +36,9 @@ import re
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+sys.dont_write_bytecode = True  # no __pycache__ beside the sources
+import standin  # noqa: E402
 
 PART_KINDS = {"text", "inlineData", "fileData", "functionCall", "functionResponse", "executableCode",
               "codeExecutionResult"}
@@ -209,6 +214,14 @@ class Handler(BaseHTTPRequestHandler):
         with self.server.log_lock, open(self.server.args.log, "a") as f:
             f.write(json.dumps(entry) + "\n")
 
+    def kept_start(self, raw, turns_key):
+        """standin.py's kept_start() of this request's body against the one before it."""
+        text = raw.decode("utf-8", "replace")
+        with self.server.log_lock:
+            kept = standin.kept_start(self.server.previous, text, turns_key)
+            self.server.previous = text
+        return kept
+
     def read_body(self):
         return self.rfile.read(int(self.headers.get("Content-Length", "0")))
 
@@ -229,6 +242,7 @@ class Handler(BaseHTTPRequestHandler):
             except ValueError:
                 refuse("Invalid JSON payload received.")
             entry["body"] = body
+            entry["kept_start"] = self.kept_start(raw, "contents")
             model_turns = check_contents(body)
             turn = self.server.script.turn()
             if turn is None:
@@ -284,6 +298,7 @@ def serve(handler, args, **extra):
     server.args = args
     server.script = Script(args.script)
     server.log_lock = threading.Lock()
+    server.previous = None  # the last request's body, as text
     server.keys = {}
     for given in getattr(args, "api_key", []):
         key, _, status = given.partition("=")

@@ -7,8 +7,11 @@ listens, and answers each request with the next reply of its --script (a JSON li
 {"path", "headers" (names lowercase), "body" (parsed JSON, or the text), "key", "violations"}. A
 request that breaks the provider's documented rules gets HTTP 400 with what was wrong, which the
 log keeps, so a suite can check that sion sent nothing wrong; a request the script has no reply
-for is logged as {"unanswered": path} and gets HTTP 500. It stops on SIGTERM or after
---lifetime seconds, whichever is first.
+for is logged as {"unanswered": path} and gets HTTP 500. Each entry's "kept_start" says whether
+the request's text starts byte for byte as the one before it did, up to that one's last turn
+(kept_start(): what a provider's prompt cache needs); null for the first. "members" lists the
+body's members in the order they were sent (the log's "body" has its keys sorted). It stops on
+SIGTERM or after --lifetime seconds, whichever is first.
 
 Failure replies any stand-in understands:
   {"status": 529, "message": "Overloaded", "headers": {"retry-after": "1"}}   an error status
@@ -27,6 +30,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 class Standin:
     """One provider's rules: subclasses check requests and write replies."""
 
+    turns_key = "messages"  # the body's member that holds the conversation
+
     def __init__(self, args):
         self.args = args
         with open(args.script, encoding="utf-8") as f:
@@ -34,6 +39,7 @@ class Standin:
         self.used = [False] * len(self.replies)
         self.lock = threading.Lock()
         self.log = open(args.log, "a", encoding="utf-8")
+        self.previous = None  # the last request's text
 
     # --- for subclasses -------------------------------------------------------------------------
     def key_of(self, headers):
@@ -78,8 +84,12 @@ class Standin:
         violations, refusals = ["the body is not a JSON object"], []
         if isinstance(body, dict):
             violations, refusals = self.check(handler.path, headers, body)
+        with self.lock:
+            kept = kept_start(self.previous, raw, self.turns_key)
+            self.previous = raw
         self.note({"path": handler.path, "headers": headers, "body": body, "key": key,
-                   "violations": violations, "refusals": refusals})
+                   "violations": violations, "refusals": refusals, "kept_start": kept,
+                   "members": list(body) if isinstance(body, dict) else []})
         if violations or refusals:
             return self.send_json(handler, 400, self.error_body(400, "; ".join(violations + refusals)))
         if not key_allowed(self.args, key):
@@ -157,6 +167,16 @@ def serve(standin_class, description):
             except (BrokenPipeError, ConnectionResetError):
                 pass
 
+        def do_GET(self):  # noqa: N802 (http.server's name)
+            """Stand-ins that serve GET (an issuer's pages and keys) define handle_get."""
+            try:
+                if hasattr(standin, "handle_get"):
+                    standin.handle_get(self)
+                else:
+                    self.send_error(405)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+
         def log_message(self, *_):
             pass
 
@@ -165,6 +185,7 @@ def serve(standin_class, description):
         allow_reuse_address = True
 
     server = Server(("127.0.0.1", 0), Handler)
+    standin.url = "http://127.0.0.1:%d" % server.server_address[1]
     tmp = args.port_file + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:
         f.write(str(server.server_address[1]))
@@ -173,6 +194,23 @@ def serve(standin_class, description):
     threading.Timer(args.lifetime, server.shutdown).start()
     server.serve_forever(poll_interval=0.05)
     os._exit(0)
+
+
+def kept_start(previous, text, turns_key):
+    """Whether the request body `text` starts byte for byte as `previous` (the request before it)
+    did, up to the last turn of `previous`'s conversation (its member `turns_key`): the start a
+    provider's prompt cache holds. None when there is no previous request with a conversation. The
+    last turn is found as json.dumps writes it compactly, so a sender that writes it otherwise is
+    told False, never True."""
+    if previous is None:
+        return None
+    try:
+        turns = json.loads(previous)[turns_key]
+        last = json.dumps(turns[-1], separators=(",", ":"), ensure_ascii=False)
+    except (ValueError, KeyError, IndexError, TypeError):
+        return None
+    at = previous.rfind(last)
+    return at > 0 and text.startswith(previous[:at])
 
 
 def key_allowed(args, key):

@@ -188,6 +188,7 @@ class Handler(gemini_server.Handler):
             except ValueError:
                 refuse("Invalid JSON payload received.")
             entry["body"] = body
+            entry["kept_start"] = self.kept_start(raw, "contents" if publisher == "google" else "messages")
             turn = self.server.script.turn()
             if publisher == "google":
                 model_turns = gemini_server.check_contents(body)

@@ -1,20 +1,18 @@
 // SPDX-License-Identifier: MIT
 // Unit tests of lib/http against a tiny HTTP/1.1 server on 127.0.0.1 inside the test process.
+#include "lib/curl_api.hpp"
 #include "lib/fd.hpp"
 #include "lib/http.hpp"
-#include "lib/text.hpp"
+#include "tests/unit/http_test_server.hpp"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
-#include <functional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -24,152 +22,10 @@ namespace {
 
 using namespace std::chrono_literals;
 
-struct Received {
-    std::string head; // request line and header lines, up to the blank line
-    std::string body;
-};
-
-// Listens on 127.0.0.1 on a port of the kernel's choosing and serves one connection at a time
-// with `handler` on its own thread. It stops when dropped, and by itself after k_lifetime, so a
-// test that hangs cannot keep it alive.
-class TestServer {
-public:
-    using Handler = std::function<void(const Received&, int fd, const TestServer&)>;
-    static constexpr auto k_lifetime = 30s;
-
-    explicit TestServer(Handler handler) : m_handler(std::move(handler)) {
-        m_listen = Fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-        sockaddr_in addr{};
-        addr.sin_family = AF_INET;
-        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        socklen_t len = sizeof addr;
-        auto* sa = reinterpret_cast<sockaddr*>(&addr);
-        EXPECT_EQ(::bind(m_listen.get(), sa, len), 0);
-        EXPECT_EQ(::listen(m_listen.get(), 8), 0);
-        EXPECT_EQ(::getsockname(m_listen.get(), sa, &len), 0);
-        m_port = ntohs(addr.sin_port);
-        m_thread = std::thread([this] { run(); });
-    }
-
-    TestServer(const TestServer&) = delete;
-    TestServer& operator=(const TestServer&) = delete;
-    TestServer(TestServer&&) = delete;
-    TestServer& operator=(TestServer&&) = delete;
-
-    ~TestServer() {
-        m_stop = true;
-        m_thread.join();
-    }
-
-    [[nodiscard]] std::string url(const std::string& path) const {
-        return "http://127.0.0.1:" + std::to_string(m_port) + path;
-    }
-
-    [[nodiscard]] int port() const { return m_port; }
-
-    [[nodiscard]] int requests() const { return m_requests; }
-
-    [[nodiscard]] bool stopping() const {
-        return m_stop || std::chrono::steady_clock::now() > m_deadline;
-    }
-
-    // Waits until `done` holds or the server stops; false if it stopped first.
-    bool wait_for(const std::function<bool()>& done) const {
-        while (!done()) {
-            if (stopping())
-                return false;
-            std::this_thread::sleep_for(2ms);
-        }
-        return true;
-    }
-
-private:
-    void run() {
-        while (!stopping()) {
-            pollfd p{m_listen.get(), POLLIN, 0};
-            if (::poll(&p, 1, 20) <= 0)
-                continue;
-            Fd conn(::accept4(m_listen.get(), nullptr, nullptr, SOCK_CLOEXEC));
-            if (!conn)
-                continue;
-            Received request;
-            if (!read_request(conn.get(), request)) {
-                // Not HTTP (a TLS hello, say): answer in plain HTTP as a real server would.
-                send_text(conn.get(), "HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n");
-                continue;
-            }
-            ++m_requests;
-            m_handler(request, conn.get(), *this);
-        }
-    }
-
-    bool read_some(int fd, std::string& into) const {
-        while (!stopping()) {
-            pollfd p{fd, POLLIN, 0};
-            if (::poll(&p, 1, 20) <= 0)
-                continue;
-            char buf[4096];
-            ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-            if (n <= 0)
-                return false;
-            into.append(buf, static_cast<size_t>(n));
-            return true;
-        }
-        return false;
-    }
-
-    bool read_request(int fd, Received& request) const {
-        std::string data;
-        size_t end = 0;
-        while ((end = data.find("\r\n\r\n")) == std::string::npos) {
-            if (!read_some(fd, data) || data[0] < 'A' || data[0] > 'Z' || data.size() > 65536)
-                return false;
-        }
-        request.head = data.substr(0, end + 2);
-        request.body = data.substr(end + 4);
-        size_t length = 0;
-        size_t at = request.head.find("Content-Length: ");
-        if (at != std::string::npos)
-            length = std::stoul(request.head.substr(at + 16));
-        while (request.body.size() < length)
-            if (!read_some(fd, request.body))
-                return false;
-        return true;
-    }
-
-public:
-    static bool send_text(int fd, const std::string& text) {
-        std::string_view rest = text;
-        while (!rest.empty()) {
-            ssize_t n = ::send(fd, rest.data(), rest.size(), MSG_NOSIGNAL);
-            if (n <= 0)
-                return false;
-            rest.remove_prefix(static_cast<size_t>(n));
-        }
-        return true;
-    }
-
-private:
-    Handler m_handler;
-    Fd m_listen;
-    int m_port = 0;
-    std::atomic<bool> m_stop{false};
-    std::atomic<int> m_requests{0};
-    std::chrono::steady_clock::time_point m_deadline =
-        std::chrono::steady_clock::now() + k_lifetime;
-    std::thread m_thread;
-};
-
-std::string respond(int status, const std::string& reason, const std::string& headers,
-                    const std::string& body) {
-    return "HTTP/1.1 " + std::to_string(status) + " " + reason + "\r\n" + headers
-           + "Content-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n"
-           + body;
-}
-
-std::string chunk(const std::string& data) {
-    return format("%zx\r\n", data.size()) + data + "\r\n";
-}
+using test::chunk;
+using test::Received;
+using test::respond;
+using test::TestServer;
 
 // Answers every request with its own head and body.
 void echo(const Received& request, int fd, const TestServer&) {
@@ -210,6 +66,34 @@ TEST(HttpToken, TakesTcharsOnly) {
     EXPECT_FALSE(is_http_token("Bad Name"));
     EXPECT_FALSE(is_http_token("a:b"));
     EXPECT_FALSE(is_http_token("caf\xc3\xa9"));
+}
+
+TEST(CurlApi, LoadedOnceOnFirstUse) {
+    auto first = curl_api();
+    ASSERT_TRUE(first) << first.error().message();
+    auto again = curl_api();
+    ASSERT_TRUE(again);
+    EXPECT_EQ(*first, *again);
+    EXPECT_EQ(*first, &curl());
+    EXPECT_NE((*first)->easy_init, nullptr);
+    EXPECT_NE((*first)->getdate, nullptr);
+}
+
+TEST(CurlApi, AMissingLibraryNamesThePackage) {
+    auto missing = load_curl_api("libcurl-not-here.so.4");
+    ASSERT_FALSE(missing);
+    EXPECT_EQ(missing.error().exit(), Exit::unavailable);
+    EXPECT_EQ(missing.error().message().rfind("cannot load 'libcurl-not-here.so.4' (install the "
+                                              "Debian package libcurl4): libcurl-not-here.so.4: ",
+                                              0),
+              0U)
+        << missing.error().message();
+    // A library without curl's functions.
+    auto other = load_curl_api("libc.so.6");
+    ASSERT_FALSE(other);
+    EXPECT_EQ(other.error().exit(), Exit::unavailable);
+    EXPECT_NE(other.error().message().find("curl_global_init"), std::string::npos)
+        << other.error().message();
 }
 
 TEST(CurlEasyTest, MoveOnlyOwner) {

@@ -3,8 +3,11 @@
 // pictures, calls and results, cache points for Claude and Nova only, kept reasoning given back
 // only to its own model and endpoint, thinking fields for Claude), the answer read back (text,
 // calls, reasoning kept only when signed, usage with cache reads and writes), and the settings
-// the environment and AWS's files give.
+// the environment and AWS's files give; and the model on KeyedModel's answer loop against a
+// loopback server, on a clock the test moves: retry hints, API keys that rest, kept reasoning let
+// go once refused.
 #include "lib/models/bedrock.hpp"
+#include "tests/unit/http_test_server.hpp"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -12,6 +15,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <mutex>
 #include <vector>
 
 namespace sion::models {
@@ -172,6 +177,169 @@ TEST(Bedrock, AMalformedAnswerIsTheModelsFailure) {
         EXPECT_EQ(answer.error().message().rfind("the answer is malformed: ", 0), 0U)
             << answer.error().message();
     }
+}
+
+// --- the model's answer loop ------------------------------------------------------------------
+
+constexpr std::string_view k_answer =
+    R"({"output":{"message":{"role":"assistant","content":[{"text":"fine"}]}},"stopReason":"end_turn",)"
+    R"("usage":{"inputTokens":10,"outputTokens":2,"cacheReadInputTokens":300,"cacheWriteInputTokens":40}})";
+
+// A Converse endpoint on 127.0.0.1 answering each request with what `answer` makes of it, and
+// keeping each for received().
+class Converse {
+public:
+    using Answer = std::function<std::string(const test::Received&)>;
+
+    explicit Converse(Answer answer)
+        : m_answer(std::move(answer)),
+          m_server([this](const test::Received& r, int fd, const test::TestServer&) {
+              {
+                  std::lock_guard lock(m_mutex);
+                  m_received.push_back(r);
+              }
+              test::TestServer::send_text(fd, m_answer(r));
+          }) {}
+
+    [[nodiscard]] std::string url() const { return m_server.url(); }
+
+    [[nodiscard]] std::vector<test::Received> received() const {
+        std::lock_guard lock(m_mutex);
+        return m_received;
+    }
+
+private:
+    Answer m_answer;
+    mutable std::mutex m_mutex;
+    std::vector<test::Received> m_received;
+    test::TestServer m_server; // last: its threads stop before the members above go
+};
+
+std::string converse_reply(int status, std::string_view body, const std::string& headers = "") {
+    return test::respond(status, "X", "Content-Type: application/json\r\n" + headers,
+                         std::string(body));
+}
+
+bool has(const std::string& text, std::string_view part) {
+    return text.find(part) != std::string::npos;
+}
+
+struct TestClock {
+    int64_t now = 1'000'000;
+};
+
+// A Claude model at `url`, signing with an access key, or with `api_keys` when given.
+BedrockModel model_at(const std::string& url, TestClock& clock, std::string api_keys = "") {
+    BedrockSettings s = settings_for(k_origin.model);
+    s.endpoint = url;
+    s.credentials = {"AKIDEXAMPLE", "secret", ""};
+    s.api_keys = KeyRing("AWS_BEARER_TOKEN_BEDROCK", api_keys);
+    return BedrockModel(
+        "bedrock:" + k_origin.model, std::move(s), [&clock] { return clock.now; },
+        [] { return std::time_t{1'767'225'600}; });
+}
+
+TEST(BedrockModel, ASignedCallIsAnsweredWithItsCacheFigures) {
+    Converse server([](const test::Received&) { return converse_reply(200, k_answer); });
+    TestClock clock;
+    BedrockModel model = model_at(server.url(), clock);
+    auto conv = conversation({R"({"role":"user","text":"hi"})"});
+    auto answer = model.answer(Request{"sys", {}, conv, 100});
+    ASSERT_TRUE(answer) << answer.error().message();
+    EXPECT_EQ(answer->text, "fine");
+    EXPECT_EQ(answer->usage.input_tokens, 350);
+    EXPECT_EQ(answer->usage.cache_read_tokens, 300);
+    EXPECT_EQ(answer->usage.cache_write_tokens, 40);
+    auto got = server.received();
+    ASSERT_EQ(got.size(), 1U);
+    EXPECT_TRUE(has(got[0].head, "POST /model/anthropic.claude-sonnet-4-5-v1%3A0/converse "))
+        << got[0].head;
+    EXPECT_TRUE(has(got[0].head, "Authorization: AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/"))
+        << got[0].head;
+}
+
+TEST(BedrockModel, AThrottledModelIsLeftAloneAsItsHintSays) {
+    int calls = 0;
+    Converse server([&calls](const test::Received&) {
+        return ++calls == 1 ? converse_reply(429, R"({"message":"Too many requests"})",
+                                             "retry-after: 5\r\nx-amzn-ErrorType: "
+                                             "ThrottlingException\r\n")
+                            : converse_reply(200, k_answer);
+    });
+    TestClock clock;
+    BedrockModel model = model_at(server.url(), clock);
+    auto conv = conversation({R"({"role":"user","text":"hi"})"});
+    Request r{"sys", {}, conv, 100};
+    auto first = model.answer(r);
+    ASSERT_FALSE(first);
+    EXPECT_EQ(first.error().exit(), Exit::unavailable);
+    EXPECT_EQ(first.error().message(), "HTTP 429: Too many requests");
+    // Within the hint it fails at once, asking nothing.
+    clock.now += 4'999;
+    auto quiet = model.answer(r);
+    ASSERT_FALSE(quiet);
+    EXPECT_EQ(quiet.error().message(), "HTTP 429: Too many requests");
+    EXPECT_EQ(server.received().size(), 1U);
+    clock.now += 1;
+    auto again = model.answer(r);
+    ASSERT_TRUE(again) << again.error().message();
+    EXPECT_EQ(server.received().size(), 2U);
+}
+
+TEST(BedrockModel, ARefusedApiKeyRestsAnHourAndTheCallGoesOn) {
+    Converse server([](const test::Received& r) {
+        return has(r.head, "Bearer refused-1")
+                   ? converse_reply(403, R"({"message":"Bearer token is invalid"})")
+                   : converse_reply(200, k_answer);
+    });
+    TestClock clock;
+    BedrockModel model = model_at(server.url(), clock, "refused-1, good-2");
+    auto conv = conversation({R"({"role":"user","text":"hi"})"});
+    Request r{"sys", {}, conv, 100};
+    auto authorizations = [&server] {
+        std::vector<std::string> out;
+        for (const auto& got : server.received())
+            out.push_back(has(got.head, "Bearer refused-1") ? "refused-1"
+                          : has(got.head, "Bearer good-2")  ? "good-2"
+                                                            : "signed");
+        return out;
+    };
+    ASSERT_TRUE(model.answer(r));
+    EXPECT_EQ(authorizations(), (std::vector<std::string>{"refused-1", "good-2"}));
+    ASSERT_TRUE(model.answer(r));
+    EXPECT_EQ(authorizations(), (std::vector<std::string>{"refused-1", "good-2", "good-2"}));
+    clock.now += KeyRing::k_refused_rest_ms;
+    ASSERT_TRUE(model.answer(r));
+    EXPECT_EQ(authorizations().size(), 5U); // refused-1 is tried again, then good-2
+}
+
+TEST(BedrockModel, KeptReasoningRefusedIsLetGoAndAMalformedRequestIsNotRetried) {
+    Converse server([](const test::Received& r) {
+        return has(r.body, "reasoningContent") || has(r.body, "malformed")
+                   ? converse_reply(400, R"({"message":"The provided request is not valid"})",
+                                    "x-amzn-ErrorType: ValidationException\r\n")
+                   : converse_reply(200, k_answer);
+    });
+    TestClock clock;
+    BedrockModel model = model_at(server.url(), clock);
+    auto kept = conversation({
+        R"({"role":"user","text":"hi"})",
+        R"({"role":"assistant","text":"Writing.","bedrock":{"by":{"kind":"bedrock","base_url":")"
+            + server.url() + R"(","model":"anthropic.claude-sonnet-4-5-v1:0"},)"
+            + R"("blocks":[{"reasoningContent":{"reasoningText":{"text":"r","signature":"s"}}}]}})",
+        R"({"role":"user","text":"more"})",
+    });
+    auto answer = model.answer(Request{"sys", {}, kept, 100});
+    ASSERT_TRUE(answer) << answer.error().message();
+    auto got = server.received();
+    ASSERT_EQ(got.size(), 2U);
+    EXPECT_TRUE(has(got[0].body, "reasoningContent"));
+    EXPECT_FALSE(has(got[1].body, "reasoningContent"));
+    auto plain = conversation({R"({"role":"user","text":"malformed"})"});
+    auto refused = model.answer(Request{"sys", {}, plain, 100});
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().exit(), Exit::data);
+    EXPECT_EQ(server.received().size(), 3U);
 }
 
 // The environment of one test, put back afterwards.

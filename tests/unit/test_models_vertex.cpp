@@ -2,9 +2,12 @@
 // lib/models/vertex: a service account's JWT signed with RS256 and verified with the key's public
 // half (a key made here with mbedTLS), its header and claims; where a model is and how it is
 // asked (project, location, express mode, Claude's publisher); and the settings that cannot work
-// refused before a session starts.
+// refused before a session starts; and the model on KeyedModel's answer loop against a loopback
+// server: a minted token refused is minted again once, express mode's keys rotate, and the cache
+// figures of an answer are read.
 #include "lib/crypto.hpp"
 #include "lib/models/vertex.hpp"
+#include "tests/unit/http_test_server.hpp"
 
 #include <mbedtls/pk.h>
 #include <mbedtls/rsa.h>
@@ -13,8 +16,11 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <mutex>
 #include <vector>
 
 namespace sion::models {
@@ -220,9 +226,139 @@ TEST_F(VertexEnvironment, CredentialsToMintWith) {
     ::setenv("GOOGLE_APPLICATION_CREDENTIALS", (m_dir / "nothing.json").c_str(), 1);
     auto unreadable = vertex_settings("gemini-2.5-pro");
     ASSERT_FALSE(unreadable);
-    EXPECT_EQ(unreadable.error().message(),
-              "cannot read Google credentials '" + (m_dir / "nothing.json").string()
-                  + "': No such file or directory");
+    EXPECT_EQ(unreadable.error().message(), "cannot read Google credentials '"
+                                                + (m_dir / "nothing.json").string()
+                                                + "': No such file or directory");
+}
+
+// --- the model's answer loop ------------------------------------------------------------------
+
+// Gemini's streamed answer, with its cache figures.
+const std::string k_gemini_answer =
+    "data: "
+    R"({"candidates":[{"content":{"role":"model","parts":[{"text":"fine"}]},"finishReason":"STOP"}],)"
+    R"("usageMetadata":{"promptTokenCount":100,"cachedContentTokenCount":60,"candidatesTokenCount":5}})"
+    "\r\n\r\n";
+
+// Vertex AI and its token endpoint on 127.0.0.1: `answer` makes each reply; each request's head
+// is kept for heads().
+class Platform {
+public:
+    using Answer = std::function<std::string(const test::Received&)>;
+
+    explicit Platform(Answer answer)
+        : m_answer(std::move(answer)),
+          m_server([this](const test::Received& r, int fd, const test::TestServer&) {
+              {
+                  std::lock_guard lock(m_mutex);
+                  m_heads.push_back(r.head.substr(0, r.head.find("\r\n")) + " " + bearer(r.head));
+              }
+              test::TestServer::send_text(fd, m_answer(r));
+          }) {}
+
+    [[nodiscard]] std::string url(const std::string& path = "") const { return m_server.url(path); }
+
+    // "POST /path HTTP/1.1 <key or token>" for each request, in order.
+    [[nodiscard]] std::vector<std::string> heads() const {
+        std::lock_guard lock(m_mutex);
+        return m_heads;
+    }
+
+    static std::string bearer(const std::string& head) {
+        for (std::string name : {"Authorization: Bearer ", "x-goog-api-key: "})
+            if (size_t at = head.find(name); at != std::string::npos) {
+                at += name.size();
+                return head.substr(at, head.find("\r\n", at) - at);
+            }
+        return "-";
+    }
+
+private:
+    Answer m_answer;
+    mutable std::mutex m_mutex;
+    std::vector<std::string> m_heads;
+    test::TestServer m_server; // last: its threads stop before the members above go
+};
+
+std::string reply(int status, const std::string& type, const std::string& body) {
+    return test::respond(status, "X", "Content-Type: " + type + "\r\n", body);
+}
+
+Result<Answer> ask(Model& model) {
+    std::vector<Json> conv;
+    conv.push_back(std::move(*Json::parse(R"({"role":"user","text":"hi"})")));
+    return model.answer(Request{"sys", {}, conv, 100});
+}
+
+TEST_F(VertexEnvironment, AMintedTokenRefusedIsMintedAgainOnce) {
+    int minted = 0; // the server's thread alone touches it
+    std::atomic<bool> refuse_all = false;
+    Platform vertex([&minted, &refuse_all](const test::Received& r) {
+        if (r.head.rfind("POST /token ", 0) == 0)
+            return reply(200, "application/json",
+                         R"({"access_token":"ya29.minted-)" + std::to_string(++minted)
+                             + R"(","expires_in":3600})");
+        if (refuse_all || Platform::bearer(r.head) != "ya29.minted-2")
+            return reply(401, "application/json",
+                         R"({"error":{"code":401,"message":"Request had invalid authentication )"
+                         R"(credentials.","status":"UNAUTHENTICATED"}})");
+        return reply(200, "text/event-stream", k_gemini_answer);
+    });
+    ::setenv("GOOGLE_CLOUD_PROJECT", "p", 1);
+    ::setenv("VERTEX_BASE_URL", vertex.url().c_str(), 1);
+    std::string user = write("user.json", R"({"type":"authorized_user","client_id":"c",)"
+                                          R"("client_secret":"s","refresh_token":"r","token_uri":")"
+                                              + vertex.url("/token") + R"("})");
+    ::setenv("GOOGLE_APPLICATION_CREDENTIALS", user.c_str(), 1);
+    auto model = open_vertex(ModelSpec{"vertex:gemini-2.5-pro", "vertex", "gemini-2.5-pro", {}});
+    ASSERT_TRUE(model) << model.error().message();
+    auto answer = ask(**model);
+    ASSERT_TRUE(answer) << answer.error().message();
+    EXPECT_EQ(answer->text, "fine");
+    EXPECT_EQ(answer->usage.input_tokens, 100);
+    EXPECT_EQ(answer->usage.cache_read_tokens, 60);
+    const std::string api = "POST /v1/projects/p/locations/global/publishers/google/models/"
+                            "gemini-2.5-pro:streamGenerateContent?alt=sse HTTP/1.1 ";
+    EXPECT_EQ(vertex.heads(),
+              (std::vector<std::string>{"POST /token HTTP/1.1 -", api + "ya29.minted-1",
+                                        "POST /token HTTP/1.1 -", api + "ya29.minted-2"}));
+    // The token is kept while it is good.
+    ASSERT_TRUE(ask(**model));
+    EXPECT_EQ(vertex.heads().size(), 5U);
+    EXPECT_EQ(vertex.heads().back(), api + "ya29.minted-2");
+    // A new token refused too is the call's failure, as unauthorized: it is minted again once.
+    refuse_all = true;
+    auto refused = ask(**model);
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().exit(), Exit::no_perm);
+    EXPECT_EQ(refused.error().message(),
+              "HTTP 401: Request had invalid authentication credentials.");
+    auto heads = vertex.heads();
+    EXPECT_EQ(std::vector<std::string>(heads.begin() + 5, heads.end()),
+              (std::vector<std::string>{api + "ya29.minted-2", "POST /token HTTP/1.1 -",
+                                        api + "ya29.minted-3"}));
+}
+
+TEST_F(VertexEnvironment, ExpressModesKeysRotatePastALimitedOne) {
+    Platform vertex([](const test::Received& r) {
+        if (Platform::bearer(r.head) == "limited-1")
+            return reply(429, "application/json",
+                         R"({"error":{"code":429,"message":"Resource exhausted.",)"
+                         R"("status":"RESOURCE_EXHAUSTED"}})");
+        return reply(200, "text/event-stream", k_gemini_answer);
+    });
+    ::setenv("GOOGLE_API_KEY", "limited-1,good-2", 1);
+    ::setenv("VERTEX_BASE_URL", vertex.url().c_str(), 1);
+    auto model =
+        open_vertex(ModelSpec{"vertex:gemini-2.5-flash", "vertex", "gemini-2.5-flash", {}});
+    ASSERT_TRUE(model) << model.error().message();
+    ASSERT_TRUE(ask(**model));
+    ASSERT_TRUE(ask(**model));
+    const std::string api = "POST /v1/publishers/google/models/gemini-2.5-flash:"
+                            "streamGenerateContent?alt=sse HTTP/1.1 ";
+    // The limited key rests a minute; the next call starts with the other.
+    EXPECT_EQ(vertex.heads(),
+              (std::vector<std::string>{api + "limited-1", api + "good-2", api + "good-2"}));
 }
 
 } // namespace

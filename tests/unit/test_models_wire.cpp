@@ -2,17 +2,13 @@
 // lib/models/wire: key rotation and rests on a clock the test moves (no sleeps), statuses turned
 // into the model contract, retry hints, where base URLs may point, streamed and whole replies,
 // keys kept out of messages; against a small HTTP server on 127.0.0.1 in the test process.
-#include "lib/fd.hpp"
 #include "lib/models/wire.hpp"
+#include "tests/unit/http_test_server.hpp"
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <functional>
 #include <mutex>
@@ -30,35 +26,19 @@ struct Reply {
     bool cut = false;                    // close the connection before the body's end
 };
 
-// Serves connections one at a time on 127.0.0.1 until dropped (or 30 s have passed), answering
-// each request with what `answer` makes of its head (request line and headers).
+// The shared loopback server, answering each request with what `answer` makes of its head
+// (request line and headers) and keeping every head for seen().
 class Server {
 public:
     using Answer = std::function<Reply(const std::string& head)>;
 
-    explicit Server(Answer answer) : m_answer(std::move(answer)) {
-        m_listen = Fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-        sockaddr_in addr{};
-        addr.sin_family = AF_INET;
-        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        socklen_t len = sizeof addr;
-        auto* sa = reinterpret_cast<sockaddr*>(&addr);
-        EXPECT_EQ(::bind(m_listen.get(), sa, len), 0);
-        EXPECT_EQ(::listen(m_listen.get(), 8), 0);
-        EXPECT_EQ(::getsockname(m_listen.get(), sa, &len), 0);
-        m_port = ntohs(addr.sin_port);
-        m_thread = std::thread([this] { run(); });
-    }
+    explicit Server(Answer answer)
+        : m_answer(std::move(answer)),
+          m_server([this](const test::Received& request, int fd, const test::TestServer&) {
+              serve(request.head, fd);
+          }) {}
 
-    Server(const Server&) = delete;
-    Server& operator=(const Server&) = delete;
-
-    ~Server() {
-        m_stop = true;
-        m_thread.join();
-    }
-
-    [[nodiscard]] std::string url() const { return "http://127.0.0.1:" + std::to_string(m_port); }
+    [[nodiscard]] std::string url() const { return m_server.url(); }
 
     // The value of `name` in each request's head, in order ("" where it had none).
     [[nodiscard]] std::vector<std::string> seen(const std::string& name) const {
@@ -77,38 +57,7 @@ public:
     }
 
 private:
-    void run() {
-        auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-        while (!m_stop && std::chrono::steady_clock::now() < deadline) {
-            pollfd p{m_listen.get(), POLLIN, 0};
-            if (::poll(&p, 1, 50) <= 0)
-                continue;
-            Fd conn(::accept4(m_listen.get(), nullptr, nullptr, SOCK_CLOEXEC));
-            if (conn)
-                serve(conn.get());
-        }
-    }
-
-    void serve(int fd) {
-        std::string in;
-        char buf[4096];
-        size_t end = std::string::npos;
-        while ((end = in.find("\r\n\r\n")) == std::string::npos) {
-            ssize_t n = ::read(fd, buf, sizeof buf);
-            if (n <= 0)
-                return;
-            in.append(buf, static_cast<size_t>(n));
-        }
-        std::string head = in.substr(0, end);
-        size_t length = 0;
-        if (size_t at = head.find("Content-Length: "); at != std::string::npos)
-            length = std::stoul(head.substr(at + 16));
-        while (in.size() < end + 4 + length) {
-            ssize_t n = ::read(fd, buf, sizeof buf);
-            if (n <= 0)
-                return;
-            in.append(buf, static_cast<size_t>(n));
-        }
+    void serve(const std::string& head, int fd) {
         {
             std::lock_guard lock(m_mutex);
             m_heads.push_back(head);
@@ -120,29 +69,17 @@ private:
         std::string out = "HTTP/1.1 " + std::to_string(r.status) + " X\r\n" + r.headers
                           + "Content-Length: " + std::to_string(total + (r.cut ? 10 : 0))
                           + "\r\nConnection: close\r\n\r\n";
-        write_all(fd, out);
+        test::TestServer::send_text(fd, out);
         for (const auto& piece : r.pieces) {
-            write_all(fd, piece);
+            test::TestServer::send_text(fd, piece);
             std::this_thread::sleep_for(std::chrono::milliseconds(5));
         }
     }
 
-    static void write_all(int fd, std::string_view s) {
-        while (!s.empty()) {
-            ssize_t n = ::send(fd, s.data(), s.size(), MSG_NOSIGNAL);
-            if (n <= 0)
-                return;
-            s.remove_prefix(static_cast<size_t>(n));
-        }
-    }
-
     Answer m_answer;
-    Fd m_listen;
-    int m_port = 0;
-    std::thread m_thread;
-    std::atomic<bool> m_stop{false};
     mutable std::mutex m_mutex;
     std::vector<std::string> m_heads;
+    test::TestServer m_server; // last: its threads stop before the members above go
 };
 
 // A clock the test moves.
