@@ -167,11 +167,6 @@ private:
     }
 
     void start(Server& s) {
-        auto spec = launch_spec(s.entry->config);
-        if (!spec) {
-            fail(s, spec.error().message());
-            return;
-        }
         ClientOptions options = client_options(s.name, s.entry->config, s.entry->protocol);
         options.can_elicit = m_ask;
         options.can_sample = s.entry->sampling.has_value();
@@ -191,9 +186,11 @@ private:
             if (Server* now = find(name))
                 fail(*now, why.message());
         };
-        auto client = Client::start(&m_loop, *spec, std::move(options), std::move(events));
+        auto client = open_client(&m_loop, s.name, s.entry->config, std::move(options),
+                                  std::move(events), nullptr);
         if (!client) {
-            fail(s, "cannot start it: " + client.error().message());
+            fail(s, (s.entry->config.url.empty() ? "cannot start it: " : "cannot reach it: ")
+                        + client.error().message());
             return;
         }
         s.client = std::move(*client);
@@ -202,7 +199,11 @@ private:
             if (!now)
                 return;
             if (!c) {
-                fail(*now, c.error().message());
+                // A server that wants a login is not offered, and the words say how to log in.
+                if (c.error().exit() == Exit::no_perm)
+                    fail_as(*now, c.error().message());
+                else
+                    fail(*now, c.error().message());
                 return;
             }
             now->connected = std::move(*c);
@@ -298,9 +299,12 @@ private:
         s.offered.emplace(std::move(name), std::move(o));
     }
 
-    void fail(Server& s, const std::string& why) {
+    void fail(Server& s, const std::string& why) { fail_as(s, why, "did not answer: "); }
+
+    // The server failed: the session shows "is not offered: ", `head` and `why`.
+    void fail_as(Server& s, const std::string& why, const char* head = "") {
         s.state = Server::State::failed;
-        s.message = "did not answer: " + one_line(why);
+        s.message = head + one_line(why);
         s.offered.clear();
         s.order.clear();
         // The client's messages name the server already ("MCP server web ended (…)").

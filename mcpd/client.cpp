@@ -1,16 +1,13 @@
 // SPDX-License-Identifier: MIT
 #include "mcpd/client.hpp"
 
-#include "lib/fd.hpp"
-#include "lib/rpc/uv_connection.hpp"
+#include "mcpd/transport_http.hpp"
+#include "mcpd/transport_stdio.hpp"
+
 #include "lib/text.hpp"
 #include "lib/version.hpp"
 
-#include <csignal>
-#include <cerrno>
-#include <fcntl.h>
 #include <map>
-#include <unistd.h>
 
 namespace sion::mcpd {
 
@@ -18,9 +15,10 @@ namespace {
 
 constexpr std::chrono::milliseconds k_probe_timeout{10000};
 constexpr std::chrono::milliseconds k_min_timeout{100};
-constexpr std::chrono::milliseconds k_kill_after{1000};
 constexpr size_t k_max_listed = 10000;
 constexpr int k_max_pages = 1000;
+
+constexpr int k_unsupported_version = -32022;
 
 constexpr std::string_view k_meta_version = "io.modelcontextprotocol/protocolVersion";
 constexpr std::string_view k_meta_capabilities = "io.modelcontextprotocol/clientCapabilities";
@@ -57,6 +55,7 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
         std::string progress_token;
         uv_timer_t* timer = nullptr;
         bool finished = false;
+        bool version_retried = false; // after a -32022
     };
 
     // What a request's timer knows of it.
@@ -69,23 +68,17 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
     uv_loop_t* loop = nullptr;
     ClientOptions options;
     ClientEvents events;
-    std::optional<Child> child;
-    Fd pid_watch;
-    uv_poll_t* exited = nullptr;
-    uv_timer_t* kill_timer = nullptr;
-    std::unique_ptr<rpc::UvConnection> conn;
+    std::shared_ptr<Transport> transport;
     std::map<int64_t, std::shared_ptr<Open>> open; // by a serial of our own
     int64_t next_serial = 1;
     std::string protocol; // once connected
     bool modern = false;
-    bool ended = false;  // the process or its pipes went away
+    bool ended = false; // the server went away
     bool closing = false;
-    std::optional<ExitStatus> exit_status;
-    std::string output_closed; // how its output ended, once it has
-    bool killed = false;       // by us, a second after its output closed
+    bool probe_timed_out = false;
+    std::string offered; // the handshake's version, when a -32022 named those the server speaks
     int asks_this_call = 0; // legacy: what the server asked while requests were open
     int asking = 0;         // questions to a person or the model not answered yet
-    std::shared_ptr<Impl> keep_alive;
 
     std::string who() const { return "MCP server " + options.name; }
 
@@ -130,94 +123,7 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
         return result;
     }
 
-    // -- the process ---------------------------------------------------------------------------
-
-    Status watch_exit() {
-        int dup = ::fcntl(child->pidfd(), F_DUPFD_CLOEXEC, 3);
-        if (dup < 0)
-            return sys_error(Exit::os, errno, "cannot watch the server's process");
-        pid_watch = Fd(dup);
-        exited = new uv_poll_t;
-        if (int rc = uv_poll_init(loop, exited, pid_watch.get()); rc != 0) {
-            delete exited;
-            exited = nullptr;
-            return Error(Exit::os, std::string("cannot watch the server's process: ")
-                                       + uv_strerror(rc));
-        }
-        exited->data = this;
-        uv_poll_start(exited, UV_READABLE, [](uv_poll_t* h, int, int) {
-            static_cast<Impl*>(h->data)->reap();
-        });
-        return {};
-    }
-
-    void reap() {
-        if (child) {
-            auto status = child->wait_for(std::chrono::milliseconds(0));
-            if (status && *status)
-                exit_status = **status;
-            else if (status)
-                return; // not yet
-        }
-        if (exited) {
-            uv_poll_stop(exited);
-            close_and_delete(exited);
-            exited = nullptr;
-        }
-        stop_timer();
-        gone();
-        release();
-    }
-
-    // The process ended or its output did. Once both have, every open request fails, with how
-    // the process ended; until then the other is waited for, a second at most: a process whose
-    // output closed is then killed, an output still open (a descendant holds it) closed. What
-    // the server wrote before it ended is read first.
-    void gone() {
-        if (ended || closing)
-            return;
-        if (!exited && !conn_open) {
-            end(Error(Exit::unavailable, end_words()));
-            return;
-        }
-        if (kill_timer)
-            return;
-        start_timer([](uv_timer_t* t) {
-            auto* self = static_cast<Impl*>(t->data);
-            if (self->exited) {
-                self->killed = true;
-                (void)self->child->kill_group(SIGKILL);
-                return; // reap() follows
-            }
-            self->stop_timer();
-            if (!self->closing)
-                self->end(Error(Exit::unavailable, self->end_words()));
-            self->release();
-        });
-    }
-
-    std::string end_words() const {
-        if (!output_closed.empty() && (killed || !exit_status))
-            return output_closed;
-        return who() + " ended" + exit_words();
-    }
-
-    std::string exit_words() const {
-        if (!exit_status)
-            return {};
-        if (exit_status->signal != 0)
-            return format(" (killed by signal %d)", exit_status->signal);
-        return format(" (its program exited with status %d)", exit_status->exit_code);
-    }
-
-    // The handles are all closed: the loop can let this go.
-    void release() {
-        if (!exited && !conn_open && !kill_timer && closing)
-            keep_alive.reset();
-    }
-    bool conn_open = false;
-
-    // The server went away, or stopped being one: every open request fails with `why`.
+    // The server went away: every open request fails with `why`.
     void end(const Error& why) {
         if (ended)
             return;
@@ -225,7 +131,8 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
         fail_open(why);
         if (events.ended && !closing)
             events.ended(why);
-        shut();
+        if (transport)
+            transport->close();
     }
 
     void fail_open(const Error& why) {
@@ -233,48 +140,6 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
         open.clear();
         for (auto& [serial, o] : waiting)
             finish(*o, why);
-    }
-
-    // The connection closed, and the process ended if it has not within a second.
-    void shut() {
-        if (conn) {
-            conn->close();
-            conn.reset();
-            conn_open = false;
-        }
-        // SIGTERM first, so that a server that wraps another (sion-sandbox run) can take its
-        // sandbox down with it; SIGKILL a second later.
-        if (child && exited && !kill_timer)
-            start_timer([](uv_timer_t* t) {
-                auto* self = static_cast<Impl*>(t->data);
-                if (!self->exited)
-                    return;
-                (void)self->child->kill_group(SIGTERM);
-                uv_timer_start(
-                    t,
-                    [](uv_timer_t* again) {
-                        auto* me = static_cast<Impl*>(again->data);
-                        if (me->exited)
-                            (void)me->child->kill_group(SIGKILL);
-                    },
-                    static_cast<uint64_t>(k_kill_after.count()), 0);
-            });
-    }
-
-    // The one timer of the process's end: `fire` runs k_kill_after from now.
-    void start_timer(uv_timer_cb fire) {
-        kill_timer = new uv_timer_t;
-        uv_timer_init(loop, kill_timer);
-        kill_timer->data = this;
-        uv_timer_start(kill_timer, fire, static_cast<uint64_t>(k_kill_after.count()), 0);
-    }
-
-    void stop_timer() {
-        if (!kill_timer)
-            return;
-        uv_timer_stop(kill_timer);
-        close_and_delete(kill_timer);
-        kill_timer = nullptr;
     }
 
     // -- requests ------------------------------------------------------------------------------
@@ -294,14 +159,14 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
     }
 
     void send(const std::shared_ptr<Open>& o, int64_t serial) {
-        if (ended || closing || !conn) {
+        if (ended || closing || !transport) {
             open.erase(serial);
             finish(*o, Error(Exit::unavailable, who() + " is not running"));
             return;
         }
         std::weak_ptr<Impl> weak = weak_from_this();
         Json params = with_meta(Json::copy_of(o->params));
-        o->id = conn->call(o->method, params, [weak, o, serial](Result<rpc::Message> answer) {
+        o->id = transport->call(o->method, params, [weak, o, serial](Result<rpc::Message> answer) {
             auto self = weak.lock();
             if (!self || o->finished)
                 return;
@@ -311,10 +176,24 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
 
     void answered(const std::shared_ptr<Open>& o, int64_t serial, Result<rpc::Message> answer) {
         if (!answer) {
-            // The connection ended: end() fails everything with the reason.
+            open.erase(serial);
+            finish(*o, std::move(answer).error());
             return;
         }
         rpc::Message& m = *answer;
+        if (m.kind == rpc::Kind::error && m.error_code == k_unsupported_version) {
+            // Retried once when the server names the modern version among those it speaks.
+            JsonView supported = m.error_data.get("supported");
+            bool ours = false;
+            for (JsonView v : supported)
+                ours = ours || (v.as_string() && *v.as_string() == k_modern_protocol);
+            if (modern && ours && !o->version_retried) {
+                o->version_retried = true;
+                send(o, serial);
+                return;
+            }
+            note_supported(supported);
+        }
         if (m.kind == rpc::Kind::error) {
             open.erase(serial);
             finish(*o, make_error(Exit::data, "%s refused '%s': %s (%d)", who().c_str(),
@@ -489,12 +368,10 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
             return;
         }
         open.erase(it);
-        if (conn && o->id != 0) {
-            Json cancel = Json::object();
-            cancel.set("requestId", o->id);
-            cancel.set("reason", "the client stopped waiting");
-            conn->notify("notifications/cancelled", cancel);
-        }
+        if (o->method == "server/discover")
+            probe_timed_out = true;
+        if (transport)
+            transport->cancel(o->id, "the client stopped waiting");
         finish(*o, make_error(Exit::unavailable, "%s did not answer '%s' within %lld s",
                               who().c_str(), o->method.c_str(),
                               static_cast<long long>(timeout.count() / 1000)));
@@ -527,12 +404,23 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
                     return;
                 if (answer && self->is_modern(*answer)) {
                     self->protocol = std::string(k_modern_protocol);
-                    done(self->connected_from(*answer, answer->get("_meta").get(k_meta_server)));
+                    Connected c = self->connected_from(*answer, answer->get("_meta").get(k_meta_server));
+                    if (self->transport->kind() != "stdio")
+                        self->listen(c.capabilities);
+                    done(std::move(c));
                     return;
                 }
                 if (self->ended || self->closing) {
                     done(answer ? Error(Exit::unavailable, self->who() + " ended")
                                 : std::move(answer).error());
+                    return;
+                }
+                // Over HTTP, a server that cannot be reached, or that refuses the client's
+                // authorization, is not one of another era: only its answer or its silence is.
+                if (!answer && !self->probe_timed_out && self->transport->kind() != "stdio"
+                    && (answer.error().exit() == Exit::unavailable
+                        || answer.error().exit() == Exit::no_perm)) {
+                    done(std::move(answer).error());
                     return;
                 }
                 auto spent = std::chrono::milliseconds(uv_now(self->loop) - began);
@@ -556,6 +444,30 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
             std::min(k_probe_timeout, options.timeout / 2));
     }
 
+    // A server that does not speak the version asked for says which it does (-32022): the
+    // handshake offers the newest of those this client speaks.
+    void note_supported(JsonView supported) {
+        for (std::string_view ours : k_legacy_protocols)
+            for (JsonView v : supported)
+                if (v.as_string() && *v.as_string() == ours && offered.empty())
+                    offered = std::string(ours);
+    }
+
+    // Over HTTP, a modern server's list_changed comes on a subscriptions/listen stream, opened
+    // when the session wants to hear of changes and the server can tell them. It has no timeout;
+    // its end is not an error.
+    void listen(JsonView capabilities) {
+        JsonView changes = capabilities.get("tools").get("listChanged");
+        if (!events.tools_changed || !changes.is_bool() || !*changes.as_bool())
+            return;
+        Json wanted = Json::object();
+        wanted.set("toolsListChanged", true);
+        Json params = Json::object();
+        params.set("notifications", std::move(wanted));
+        transport->call("subscriptions/listen", with_meta(std::move(params)).view(),
+                        [](const Result<rpc::Message>&) {});
+    }
+
     static bool is_modern(JsonView result) {
         for (JsonView v : result.get("supportedVersions"))
             if (v.as_string() && *v.as_string() == k_modern_protocol)
@@ -570,13 +482,15 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
         c.server_version = std::string(info.string_or("version", "").value_or(""));
         c.capabilities = object_of(result.get("capabilities"));
         c.instructions = std::string(result.string_or("instructions", "").value_or(""));
+        c.transport = std::string(transport->kind());
         return c;
     }
 
     void handshake(std::function<void(Result<Connected>)> done, std::chrono::milliseconds timeout) {
         modern = false;
         Json params = Json::object();
-        params.set("protocolVersion", k_legacy_protocols[0]);
+        params.set("protocolVersion",
+                   offered.empty() ? std::string(k_legacy_protocols[0]) : offered);
         params.set("capabilities", capabilities());
         params.set("clientInfo", client_info());
         std::weak_ptr<Impl> weak = weak_from_this();
@@ -601,8 +515,8 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
                     return;
                 }
                 self->protocol = std::string(*version);
-                if (self->conn)
-                    self->conn->notify("notifications/initialized");
+                if (self->transport)
+                    self->transport->notify("notifications/initialized", {});
                 done(self->connected_from(*answer, answer->get("serverInfo")));
             },
             timeout);
@@ -618,9 +532,10 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
 
     // -- the connection's handlers ---------------------------------------------------------------
 
-    rpc::UvHandlers handlers() {
+    TransportEvents transport_events() {
         std::weak_ptr<Impl> weak = weak_from_this();
-        rpc::UvHandlers h;
+        TransportEvents events_of_wire;
+        rpc::UvHandlers& h = events_of_wire.handlers;
         auto asked = [weak](std::string method) {
             return [weak, method](rpc::Message m, rpc::Responder respond) {
                 auto self = weak.lock();
@@ -654,24 +569,15 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
             if (auto self = weak.lock(); self && self->events.tools_changed)
                 self->events.tools_changed();
         });
-        h.on_end = [weak](Status why) {
-            auto self = weak.lock();
-            if (!self)
-                return;
-            self->conn_open = false;
-            self->conn.reset();
-            self->output_closed = self->who() + " closed its output"
-                + (why ? std::string() : ": " + why.error().message());
-            self->gone();
-            self->release();
-        };
-        h.on_overlong = [weak](size_t length) {
+        events_of_wire.ended = [weak](const Error& why) {
             if (auto self = weak.lock())
-                self->fail_open(make_error(Exit::unavailable,
-                                           "%s sent a message of %zu bytes, over the %zu MiB limit",
-                                           self->who().c_str(), length, k_max_message >> 20));
+                self->end(why);
         };
-        return h;
+        events_of_wire.overflowed = [weak](const Error& why) {
+            if (auto self = weak.lock())
+                self->fail_open(why);
+        };
+        return events_of_wire;
     }
 };
 
@@ -681,14 +587,29 @@ Result<std::unique_ptr<Client>> Client::start(uv_loop_t* loop, const ChildSpec& 
     impl->loop = loop;
     impl->options = std::move(options);
     impl->events = std::move(events);
-    SION_TRY(Child child, Child::spawn(spec));
-    impl->child.emplace(std::move(child));
-    int in = impl->child->in().release();
-    int out = impl->child->out().release();
-    SION_TRY(impl->conn, rpc::UvConnection::open(loop, out, in, impl->handlers(), k_max_message));
-    impl->conn_open = true;
-    SION_CHECK(impl->watch_exit());
-    impl->keep_alive = impl;
+    SION_TRY(impl->transport,
+             start_stdio(loop, spec, impl->who(), k_max_message, impl->transport_events()));
+    return std::unique_ptr<Client>(new Client(std::move(impl)));
+}
+
+Result<std::unique_ptr<Client>> Client::reach(uv_loop_t* loop, HttpTarget target,
+                                              ClientOptions options, ClientEvents events) {
+    auto impl = std::make_shared<Impl>();
+    impl->loop = loop;
+    impl->options = std::move(options);
+    impl->events = std::move(events);
+    HttpWire wire;
+    wire.target = std::move(target);
+    wire.name = impl->options.name;
+    wire.who = impl->who();
+    wire.first = impl->options.transport;
+    wire.authorization = impl->events.authorization;
+    wire.refused = impl->events.refused;
+    // The session's GET stream: where a 2025 server sends its own requests and notifications.
+    const ClientOptions& o = impl->options;
+    wire.listen = static_cast<bool>(impl->events.tools_changed) || o.can_elicit || o.can_sample
+        || !o.root.empty();
+    SION_TRY(impl->transport, reach_http(loop, std::move(wire), impl->transport_events()));
     return std::unique_ptr<Client>(new Client(std::move(impl)));
 }
 
@@ -760,8 +681,8 @@ void Client::close() {
         return;
     c.closing = true;
     c.fail_open(Error(Exit::unavailable, c.who() + " was closed"));
-    c.shut();
-    c.release();
+    if (c.transport)
+        c.transport->close();
 }
 
 bool Client::alive() const {

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-// A client of one MCP server over stdio, on a libuv loop: it starts the server's process, finds
-// which era of the protocol it speaks, and makes requests of it, answering what the server asks of
-// the client meanwhile.
+// A client of one MCP server, on a libuv loop: over stdio (it starts the server's process) or over
+// HTTP (it reaches the server at its URL), it finds which era of the protocol the server speaks,
+// and makes requests of it, answering what the server asks of the client meanwhile. What goes on
+// the wire is a transport's (mcpd/transport.hpp); the protocol's logic is here, once.
 //
 // The eras (reference: the protocol's versions):
 // - 2026-07-28: no handshake. Every request's params carry _meta with the protocol version, the
@@ -15,18 +16,26 @@
 // and falls back to the handshake on any answer that is not a modern result, or on a timeout (half
 // the timeout, 10 s at most): probe and handshake together take at most the timeout.
 //
-// Failures of a request (Errors): Exit::unavailable when no answer came — the server ended, its
-// pipes closed, a message over k_max_message arrived while the request was open, or its timeout
-// passed (the request is then cancelled with notifications/cancelled; while a person or the model
-// is being asked for the server, none of its requests times out). The request may have taken
-// effect: for a tool call, it is uncertain. Exit::data when the server answered with an error, or
-// with something that is not a result: it refused, and nothing is known to have happened.
+// Over HTTP (mcpd/transport_http.hpp), connect() posts the probe first; a 400, 404 or 405 whose
+// body is not a modern JSON-RPC error sends it to the handshake, and a 4xx to that to the HTTP+SSE
+// stream of 2024-11-05. `options.transport`, what the server spoke at its review, is tried first.
 //
-// Threads and lifetime: everything happens on the loop's thread. A Client keeps itself alive while
-// its process and handles are; the loop must run until they have closed after close().
+// Failures of a request (Errors): Exit::unavailable when no answer came — the server ended, its
+// pipes closed, the connection was lost mid-request, a message over k_max_message arrived while
+// the request was open, or its timeout passed (the request is then cancelled: notifications/
+// cancelled, or its HTTP transfer ended; while a person or the model is being asked for the
+// server, none of its requests times out). The request may have taken effect: for a tool call, it
+// is uncertain. Exit::data when the server answered with an error, with something that is not a
+// result, or over HTTP with an error status or a body that is not JSON-RPC: it refused, and
+// nothing is known to have happened. Exit::no_perm when an HTTP server wants authorization the
+// client cannot give: "the MCP server notes needs authorization (HTTP 401)".
+//
+// Threads and lifetime: everything happens on the loop's thread. A Client's transport keeps itself
+// alive while its process and handles are; the loop must run until they have closed after close().
 #pragma once
 
 #include "lib/child.hpp"
+#include "lib/http.hpp"
 #include "lib/json.hpp"
 #include "lib/result.hpp"
 
@@ -60,7 +69,21 @@ struct ClientOptions {
     bool can_sample = false;   // sampling is allowed for this server
     std::string root;          // the file:// URI answered to roots/list; empty: no roots
     std::chrono::milliseconds timeout{60000}; // for each request; progress restarts it
+    std::string transport{};   // over HTTP, what it spoke at its review: "http", "sse" or empty
 };
+
+// The authorization hooks of an HTTP server (the OAuth side, mcpd/oauth*, provides them).
+// Before each request the client asks `authorization` for the Authorization header's value
+// ("Bearer …"; empty: none). When the server answers 401, or 403 with error="insufficient_scope"
+// in its WWW-Authenticate, the client calls `refused` with the status and that header's value
+// (empty when it sent none); `retry(true)` sends the request once more, with a fresh value from
+// `authorization`, `retry(false)` fails it (Exit::no_perm, "the MCP server NAME needs
+// authorization (HTTP 401): log in with `sion agent mcp login NAME`", with the challenge's
+// --scope for a 403). Call `retry` once, now or later. Without `refused`, or on a second
+// refusal of the same request, it fails so at once.
+using Retry = std::function<void(bool again)>;
+using Authorization = std::function<std::string()>;
+using Refused = std::function<void(int status, std::string www_authenticate, Retry retry)>;
 
 struct ClientEvents {
     Ask elicit; // an ElicitRequest's params → an ElicitResult
@@ -69,6 +92,14 @@ struct ClientEvents {
     // The server's process ended or its output closed: every request open has failed. Once one
     // has, the other is waited for (a second at most), so that `why` says how the process ended.
     std::function<void(const Error&)> ended;
+    Authorization authorization; // HTTP only
+    Refused refused;             // HTTP only
+};
+
+// Where an HTTP server is: its URL and the headers added to every request (values expanded).
+struct HttpTarget {
+    std::string url;
+    HttpHeaders headers;
 };
 
 struct Connected {
@@ -77,6 +108,7 @@ struct Connected {
     std::string server_version;
     Json capabilities; // the server's
     std::string instructions;
+    std::string transport; // "stdio", "http" or "sse"
 };
 
 class Client {
@@ -84,6 +116,9 @@ public:
     // Starts the server (`spec`: stdin and stdout must be pipes). Errors are those of spawning.
     [[nodiscard]] static Result<std::unique_ptr<Client>>
     start(uv_loop_t* loop, const ChildSpec& spec, ClientOptions options, ClientEvents events);
+    // Reaches the server at `target.url` (http or https). Nothing is sent before connect().
+    [[nodiscard]] static Result<std::unique_ptr<Client>>
+    reach(uv_loop_t* loop, HttpTarget target, ClientOptions options, ClientEvents events);
 
     Client(const Client&) = delete;
     Client& operator=(const Client&) = delete;
@@ -101,11 +136,11 @@ public:
                   std::function<void(Result<Json>)> done);
 
     // Ends the server: its stdin is closed; its process group gets SIGTERM if it has not ended
-    // within a second, and SIGKILL a second after that. Open requests fail. Nothing is called
-    // after this but their `done`s.
+    // within a second, and SIGKILL a second after that. Over HTTP, a session is ended with DELETE.
+    // Open requests fail. Nothing is called after this but their `done`s.
     void close();
 
-    // Its process has not ended and its pipes are open.
+    // Its process has not ended and its pipes are open (over HTTP: not closed).
     [[nodiscard]] bool alive() const;
 
     struct Impl;

@@ -1,8 +1,14 @@
 // SPDX-License-Identifier: MIT
 #include "mcpd/config.hpp"
 
+#include "mcpd/authorize.hpp"
+
+#include "lib/http.hpp"
 #include "lib/programs.hpp"
 #include "lib/text.hpp"
+
+#include <cctype>
+#include <cstdlib>
 
 namespace sion::mcpd {
 
@@ -30,6 +36,13 @@ Result<std::vector<std::string>> strings_of(JsonView json, std::string_view key)
     return out;
 }
 
+std::string one_line_of(std::string_view s) {
+    std::string out;
+    for (unsigned char ch : s)
+        out += ch < 0x20 || ch == 0x7f ? '?' : static_cast<char>(ch);
+    return out;
+}
+
 std::string joined(const std::vector<std::string>& words) {
     std::string out;
     for (const std::string& w : words) {
@@ -40,11 +53,66 @@ std::string joined(const std::vector<std::string>& words) {
     return out;
 }
 
+Json auth_to_json(const AuthConfig& a) {
+    Json j = Json::object();
+    auto text = [&j](const char* key, const std::string& value) {
+        if (!value.empty())
+            j.set(key, std::string_view(value));
+    };
+    text("issuer", a.issuer);
+    text("client_id", a.client_id);
+    text("secret_env", a.secret_env);
+    text("client_metadata_url", a.client_metadata_url);
+    text("scope", a.scope);
+    if (a.callback_port != 0)
+        j.set("callback_port", a.callback_port);
+    if (a.client_credentials)
+        j.set("client_credentials", true);
+    return j;
+}
+
+Result<AuthConfig> auth_from_json(JsonView j) {
+    if (!j.is_object())
+        return Error(Exit::data, "member 'auth' is not an object");
+    AuthConfig a;
+    for (auto [key, into] : {std::pair{"issuer", &a.issuer}, {"client_id", &a.client_id},
+                             {"secret_env", &a.secret_env},
+                             {"client_metadata_url", &a.client_metadata_url},
+                             {"scope", &a.scope}}) {
+        SION_TRY(std::string_view value, j.string_or(key, ""));
+        *into = std::string(value);
+    }
+    SION_TRY(int64_t port, j.integer_or("callback_port", 0));
+    if (port < 0 || port > 65535)
+        return Error(Exit::data, "member 'auth.callback_port' is not a port");
+    a.callback_port = static_cast<int>(port);
+    SION_TRY(a.client_credentials, j.boolean_or("client_credentials", false));
+    return a;
+}
+
 } // namespace
 
 Json config_to_json(const ServerConfig& c) {
     Json j = Json::object();
-    j.set("command", strings(c.command));
+    if (!c.url.empty()) {
+        j.set("url", std::string_view(c.url));
+        if (!c.headers.empty()) {
+            Json h = Json::array();
+            for (const auto& [name, value] : c.headers) {
+                Json pair = Json::array();
+                pair.push(Json::string(name));
+                pair.push(Json::string(value));
+                h.push(std::move(pair));
+            }
+            j.set("headers", std::move(h));
+        }
+        if (!c.transport.empty())
+            j.set("transport", std::string_view(c.transport));
+        if (!c.auth.empty())
+            j.set("auth", auth_to_json(c.auth));
+    } else {
+        j.set("command", strings(c.command));
+    }
     if (!c.shown.empty() && c.shown != c.command)
         j.set("shown", strings(c.shown));
     if (!c.dir.empty())
@@ -69,8 +137,25 @@ Json config_to_json(const ServerConfig& c) {
 
 Result<ServerConfig> config_from_json(JsonView j) {
     ServerConfig c;
+    SION_TRY(std::string_view url, j.string_or("url", ""));
+    c.url = std::string(url);
+    SION_TRY(std::string_view transport, j.string_or("transport", ""));
+    c.transport = std::string(transport);
+    if (JsonView h = j.get("headers"); h.exists()) {
+        if (!h.is_array())
+            return Error(Exit::data, "member 'headers' is not an array");
+        for (JsonView pair : h) {
+            if (!pair.is_array() || pair.size() != 2 || !pair.at(0).is_string()
+                || !pair.at(1).is_string())
+                return Error(Exit::data, "member 'headers' holds something not a [name, value]");
+            c.headers.emplace_back(*pair.at(0).as_string(), *pair.at(1).as_string());
+        }
+    }
+    if (JsonView a = j.get("auth"); a.exists()) {
+        SION_TRY(c.auth, auth_from_json(a));
+    }
     SION_TRY(c.command, strings_of(j, "command"));
-    if (c.command.empty())
+    if (c.command.empty() && c.url.empty())
         return Error(Exit::data, "member 'command' is empty");
     SION_TRY(c.shown, strings_of(j, "shown"));
     if (c.shown.empty())
@@ -100,6 +185,8 @@ Result<ServerConfig> config_from_json(JsonView j) {
 }
 
 std::string describe(const ServerConfig& c) {
+    if (!c.url.empty())
+        return redact_url(c.url) + (c.transport == "sse" ? " over HTTP+SSE" : " over HTTP");
     std::string where = c.sandbox.empty() ? "unsandboxed"
         : c.sandbox == "bwrap"            ? "in bwrap"
                                           : "in " + c.sandbox;
@@ -144,16 +231,85 @@ Result<ChildSpec> launch_spec(const ServerConfig& c) {
     return spec;
 }
 
+Result<std::pair<std::string, std::string>> parse_header(std::string_view given) {
+    size_t colon = given.find(':');
+    std::string_view name = given.substr(0, colon);
+    if (colon == std::string_view::npos || !is_http_token(name))
+        return Error(Exit::usage, "--header takes 'Name: value', not '" + one_line_of(given) + "'");
+    std::string lower(name);
+    for (char& ch : lower)
+        ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    for (std::string_view own : {"accept", "content-type", "content-length", "host",
+                                 "last-event-id", "transfer-encoding"})
+        if (lower == own)
+            return Error(Exit::usage, "--header cannot set " + std::string(name)
+                                          + ": the client sets it");
+    if (lower.starts_with("mcp-"))
+        return Error(Exit::usage, "--header cannot set " + std::string(name)
+                                      + ": the protocol's headers are the client's");
+    std::string_view value = given.substr(colon + 1);
+    while (!value.empty() && (value.front() == ' ' || value.front() == '\t'))
+        value.remove_prefix(1);
+    while (!value.empty() && (value.back() == ' ' || value.back() == '\t'))
+        value.remove_suffix(1);
+    for (unsigned char ch : value)
+        if ((ch < 0x20 && ch != '\t') || ch == 0x7f)
+            return Error(Exit::usage, "--header " + std::string(name)
+                                          + ": the value holds a control character");
+    return std::pair<std::string, std::string>(std::string(name), std::string(value));
+}
+
+Result<HttpTarget> http_target(std::string_view name, const ServerConfig& c) {
+    HttpTarget t;
+    t.url = c.url;
+    for (const auto& [header, value] : c.headers) {
+        std::string out;
+        for (size_t i = 0; i < value.size(); ++i) {
+            size_t close = value.find('}', i);
+            if (value.compare(i, 2, "${") != 0 || close == std::string::npos) {
+                out += value[i];
+                continue;
+            }
+            std::string var = value.substr(i + 2, close - i - 2);
+            const char* set = std::getenv(var.c_str()); // NOLINT(concurrency-mt-unsafe)
+            if (set == nullptr)
+                return make_error(Exit::config,
+                                  "the header %s of MCP server %.*s takes ${%s}, which is not set",
+                                  header.c_str(), static_cast<int>(name.size()), name.data(),
+                                  var.c_str());
+            out += set;
+            i = close;
+        }
+        t.headers.add(header, std::move(out));
+    }
+    return t;
+}
+
 ClientOptions client_options(std::string_view name, const ServerConfig& c, std::string try_first) {
     ClientOptions o;
     o.name = std::string(name);
     o.try_first = std::move(try_first);
     o.timeout = std::chrono::seconds(c.timeout_s);
+    o.transport = c.transport;
+    if (!c.url.empty())
+        return o;
     if (!c.sandbox.empty())
         o.root = "file:///workspace";
     else if (!c.dir.empty())
         o.root = "file://" + percent_encode(c.dir, true); // RFC 3986, as a URI is
     return o;
+}
+
+Result<std::unique_ptr<Client>> open_client(uv_loop_t* loop, std::string_view name,
+                                            const ServerConfig& config, ClientOptions options,
+                                            ClientEvents events, const Person* person) {
+    if (!config.url.empty()) {
+        SION_TRY(HttpTarget target, http_target(name, config));
+        SION_CHECK(authorize(events, name, config, person));
+        return Client::reach(loop, std::move(target), std::move(options), std::move(events));
+    }
+    SION_TRY(ChildSpec spec, launch_spec(config));
+    return Client::start(loop, spec, std::move(options), std::move(events));
 }
 
 } // namespace sion::mcpd

@@ -4,7 +4,14 @@
 //   {"command":["python3","/home/me/notes-server.py"],"shown":["python3","notes-server.py"],
 //    "dir":"/home/me/notes","env":["NOTES_KEY"],"sandbox":"bwrap","network":"none",
 //    "sandbox_read":["/opt/node"],"effects":{"export_notes":"spend"},"timeout":60}
-// (all but "command" may be absent). Paths are absolute: `add` makes --dir and --sandbox-read
+// (all but "command" may be absent), or for a server over HTTP:
+//   {"url":"https://mcp.example.com/mcp","headers":[["X-Key","${NOTES_KEY}"]],"transport":"sse",
+//    "auth":{"issuer":"https://as.example.com","client_id":"sion-notes","secret_env":"NOTES_SECRET",
+//            "scope":"notes:read","callback_port":8765,"client_credentials":true},
+//    "effects":{…},"timeout":60}
+// where header values keep `${VAR}` as given (expanded by http_target() where the client runs),
+// and "transport" is what the server spoke at its last review ("http", or "sse" for the HTTP+SSE
+// of 2024-11-05; absent: not known). Paths are absolute: `add` makes --dir and --sandbox-read
 // absolute, and, for a server that runs unsandboxed, each word of the command that names an
 // existing file relative to where it ran, so the server starts the same way wherever a session
 // runs. A sandboxed server's command is run as given, in /workspace (its --dir).
@@ -25,6 +32,24 @@ namespace sion::mcpd {
 
 inline constexpr int k_default_timeout_s = 60;
 
+// How a server over HTTP is logged in to (mcpd/oauth.hpp): the `add` flags, kept for `login` and
+// for renewals. Every member may be empty: the server's own metadata says the rest.
+struct AuthConfig {
+    std::string issuer;              // --issuer: which of its authorization servers
+    std::string client_id;           // --client-id: a client registered beforehand
+    std::string secret_env;          // --client-secret-env: the variable holding its secret
+    std::string client_metadata_url; // --client-metadata-url
+    std::string scope;               // --scope: asked for besides what the server says
+    int callback_port = 0;           // --callback-port; 0: any free port
+    bool client_credentials = false; // --client-credentials: no person logs in
+
+    [[nodiscard]] bool empty() const {
+        return issuer.empty() && client_id.empty() && secret_env.empty()
+            && client_metadata_url.empty() && scope.empty() && callback_port == 0
+            && !client_credentials;
+    }
+};
+
 struct ServerConfig {
     std::vector<std::string> command;     // as it is started
     std::vector<std::string> shown;       // as it was given to `add`, for `list`
@@ -36,13 +61,18 @@ struct ServerConfig {
     std::vector<std::string> sandbox_read; // more directories the sandbox shows, read-only
     std::map<std::string, Effect> effects; // the user's --effect overrides
     int timeout_s = k_default_timeout_s;  // a call with no answer by then is uncertain
+    std::string url;                      // over HTTP: no command, sandbox, dir or env
+    std::vector<std::pair<std::string, std::string>> headers; // added to its requests, unexpanded
+    std::string transport;                // over HTTP: "http", "sse" or empty
+    AuthConfig auth;                      // over HTTP: how it is logged in to
 };
 
 [[nodiscard]] Json config_to_json(const ServerConfig& config);
 // Exit::data naming the member for a stored config that is not one.
 [[nodiscard]] Result<ServerConfig> config_from_json(JsonView json);
 
-// "python3 notes-server.py, unsandboxed", "python3 server.py, in bwrap" — how `list` shows it.
+// "python3 notes-server.py, unsandboxed", "python3 server.py, in bwrap",
+// "http://127.0.0.1:8812/mcp over HTTP" — how `list` shows it.
 [[nodiscard]] std::string describe(const ServerConfig& config);
 
 // The variables a server is started with: `config.env`'s names and PATH, HOME, LANG, TMPDIR, with
@@ -54,9 +84,28 @@ struct ServerConfig {
 // Exit::unavailable when sion-sandbox cannot be found for a sandboxed one.
 [[nodiscard]] Result<ChildSpec> launch_spec(const ServerConfig& config);
 
+// "Name: value" of --header: Exit::usage unless Name is an HTTP token the transport does not set
+// itself and the value holds no control character.
+[[nodiscard]] Result<std::pair<std::string, std::string>> parse_header(std::string_view given);
+
+// Where a server over HTTP is: its URL and its headers with each `${VAR}` replaced by the
+// variable's value here. Exit::config naming the variable (never a value) when one is not set.
+[[nodiscard]] Result<HttpTarget> http_target(std::string_view name, const ServerConfig& config);
+
 // The client's options for the server `name` so configured: its timeout, its root (its directory,
 // or /workspace in a sandbox), and `try_first` the protocol it spoke at its review.
 [[nodiscard]] ClientOptions client_options(std::string_view name, const ServerConfig& config,
                                            std::string try_first);
+
+struct Person; // mcpd/authorize.hpp
+
+// The client of the server so configured: its process started (launch_spec()), or its URL
+// reached (http_target()) with the authorization kept for it (authorize(): a refusal that needs a
+// login logs in with `person`, when there is one). Errors are theirs.
+[[nodiscard]] Result<std::unique_ptr<Client>> open_client(uv_loop_t* loop, std::string_view name,
+                                                          const ServerConfig& config,
+                                                          ClientOptions options,
+                                                          ClientEvents events,
+                                                          const Person* person);
 
 } // namespace sion::mcpd

@@ -6,8 +6,7 @@
 namespace sion::mcpd {
 
 Result<Json> with_server(std::string_view name, const ServerConfig& config, std::string try_first,
-                         const Work& work, Connected* connected) {
-    SION_TRY(ChildSpec spec, launch_spec(config));
+                         const Work& work, Connected* connected, const Person& person) {
     uv_loop_t loop;
     if (int rc = uv_loop_init(&loop); rc != 0)
         return Error(Exit::os, std::string("cannot make an event loop: ") + uv_strerror(rc));
@@ -18,12 +17,14 @@ Result<Json> with_server(std::string_view name, const ServerConfig& config, std:
         ClientOptions options = client_options(name, config, std::move(try_first));
         options.can_elicit = true;
         options.can_sample = true;
-        auto started = Client::start(&loop, spec, std::move(options), {});
+        auto started = open_client(&loop, name, config, std::move(options), {}, &person);
         if (!started) {
+            uv_run(&loop, UV_RUN_DEFAULT);
             uv_loop_close(&loop);
             // Its exit: 127 for a command that is not found, 126 for one that cannot run.
-            return Error(started.error().exit(), "cannot start MCP server " + std::string(name)
-                                                     + ": " + started.error().message());
+            return Error(started.error().exit(),
+                         (config.url.empty() ? "cannot start MCP server " : "cannot reach MCP server ")
+                             + std::string(name) + ": " + started.error().message());
         }
         std::unique_ptr<Client> client = std::move(*started);
         client->connect([&](Result<Connected> c) {

@@ -5,6 +5,7 @@
 // clients), but nobody is asked and nothing sampled: each such request is declined or refused.
 #pragma once
 
+#include "mcpd/authorize.hpp"
 #include "mcpd/client.hpp"
 #include "mcpd/config.hpp"
 
@@ -20,9 +21,10 @@ using Done = std::function<void(Result<Json>)>;
 using Work = std::function<void(Client& client, const Connected& connected, Done done)>;
 
 // Starts the server `name` so configured, connects (trying `try_first` first), runs `work`, ends
-// the server and returns what `work` gave; `connected` is set once connected.
+// the server and returns what `work` gave; `connected` is set once connected. A server over HTTP
+// that needs a login is logged in to by `person`, at this terminal.
 [[nodiscard]] Result<Json> with_server(std::string_view name, const ServerConfig& config,
                                        std::string try_first, const Work& work,
-                                       Connected* connected);
+                                       Connected* connected, const Person& person);
 
 } // namespace sion::mcpd

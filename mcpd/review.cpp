@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "mcpd/review.hpp"
 
+#include "mcpd/http_headers.hpp"
+
 #include "lib/crypto.hpp"
 
 #include <set>
@@ -118,6 +120,8 @@ std::vector<ToolDef> tool_defs(JsonView tools, const std::map<std::string, Effec
                          "name before it";
         else if (!seen.insert(d.name).second)
             d.unusable = "the server lists it twice";
+        else if (auto marks = header_marks(t.get("inputSchema")); !marks)
+            d.unusable = marks.error().message();
         defs.push_back(std::move(d));
     }
     return defs;

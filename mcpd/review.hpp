@@ -37,7 +37,8 @@ struct ToolDef {
 
 // The tools of a tools/list result's "tools" array, in the server's order. `effects` are the user's
 // overrides by tool name. A tool that is not an object with a string name is skipped; one whose name
-// a model cannot be given, or that is listed twice, is kept with `unusable` set.
+// a model cannot be given, that is listed twice, or whose x-mcp-header marks break their rules
+// (mcpd/http_headers.hpp), is kept with `unusable` set.
 [[nodiscard]] std::vector<ToolDef> tool_defs(JsonView tools,
                                              const std::map<std::string, Effect>& effects,
                                              std::string_view server);

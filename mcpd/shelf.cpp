@@ -132,7 +132,7 @@ Status Shelf::add(const ShelfEntry& e, const std::vector<ToolDef>& tools) {
     SION_TRY(Stmt insert, m_db.prepare("INSERT INTO mcp_servers (name, config, protocol, server, "
                                        "sampling, created, reviewed) VALUES (?1, ?2, ?3, ?4, ?5, "
                                        "?6, ?6)"));
-    Introduced i{e.protocol, e.server_name, e.server_version};
+    Introduced i{e.protocol, e.server_name, e.server_version, e.config.transport};
     SION_CHECK(insert.bind_all(std::string_view(e.name),
                                std::string_view(config_to_json(e.config).dump()),
                                std::string_view(e.protocol), std::string_view(server_text(i)),
@@ -152,6 +152,13 @@ Status Shelf::pin(std::string_view name, const Introduced& i, const std::vector<
     SION_CHECK(update.bind_all(std::string_view(i.protocol), std::string_view(server_text(i)),
                                now_ms(), name));
     SION_CHECK(update.run());
+    if (!found->config.url.empty() && !i.transport.empty() && i.transport != found->config.transport) {
+        ServerConfig config = found->config;
+        config.transport = i.transport;
+        SION_TRY(Stmt keep, m_db.prepare("UPDATE mcp_servers SET config = ?1 WHERE name = ?2"));
+        SION_CHECK(keep.bind_all(std::string_view(config_to_json(config).dump()), name));
+        SION_CHECK(keep.run());
+    }
     SION_CHECK(write_pins(m_db, name, tools));
     return txn.commit();
 }

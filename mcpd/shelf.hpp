@@ -39,6 +39,7 @@ struct Introduced {
     std::string protocol;
     std::string server_name;
     std::string server_version;
+    std::string transport{}; // over HTTP, "http" or "sse": kept in its config, tried first next time
 };
 
 class Shelf {
@@ -52,7 +53,8 @@ public:
 
     // Puts a new server on the shelf with its tools pinned. Exit::usage when the name is taken.
     [[nodiscard]] Status add(const ShelfEntry& entry, const std::vector<ToolDef>& tools);
-    // Replaces a server's pins with `tools` and records how it introduced itself.
+    // Replaces a server's pins with `tools` and records how it introduced itself (and, over HTTP,
+    // the transport it spoke).
     [[nodiscard]] Status pin(std::string_view name, const Introduced& introduced,
                              const std::vector<ToolDef>& tools);
     [[nodiscard]] Result<std::vector<Pin>> pins(std::string_view name);

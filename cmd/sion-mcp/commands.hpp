@@ -15,6 +15,8 @@ int add_command(int argc, const char* const* argv);
 int list_command(int argc, const char* const* argv);
 int review_command(int argc, const char* const* argv);
 int remove_command(int argc, const char* const* argv);
+int login_command(int argc, const char* const* argv);
+int logout_command(int argc, const char* const* argv);
 // give (true) or drop (false).
 int give_command(int argc, const char* const* argv, bool give);
 int sampling_command(int argc, const char* const* argv);

@@ -2,6 +2,7 @@
 // sion-mcp resources and prompts: what a server offers besides tools, shown to you.
 #include "cmd/sion-mcp/commands.hpp"
 
+#include "mcpd/authorize.hpp"
 #include "mcpd/oneshot.hpp"
 #include "mcpd/render.hpp"
 #include "mcpd/review.hpp"
@@ -58,7 +59,7 @@ int resources_command(int argc, const char* const* argv) {
             [&params](mcpd::Client& client, const mcpd::Connected&, mcpd::Done done) {
                 client.request("resources/read", std::move(params), std::move(done));
             },
-            nullptr));
+            nullptr, mcpd::Person{}));
         std::string text = mcpd::render_resource(read);
         std::fwrite(text.data(), 1, text.size(), stdout);
         if (!text.empty() && text.back() != '\n')
@@ -91,7 +92,7 @@ int resources_command(int argc, const char* const* argv) {
                                                 });
                             });
         },
-        nullptr));
+        nullptr, mcpd::Person{}));
     for (JsonView r : both.get("resources"))
         std::printf("%s\n", item_line(r, "uri").c_str());
     for (JsonView t : both.get("templates"))
@@ -113,7 +114,7 @@ int prompts_command(int argc, const char* const* argv) {
             }
             client.list_all("prompts/list", "prompts", std::move(done));
         },
-        nullptr));
+        nullptr, mcpd::Person{}));
     for (JsonView p : prompts.view()) {
         std::printf("%s\n", item_line(p, "").c_str());
         for (JsonView a : p.get("arguments")) {

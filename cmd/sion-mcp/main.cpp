@@ -12,14 +12,17 @@
 namespace {
 
 constexpr const char* k_commands =
-    "add, list, review, remove, give, drop, resources, prompts, sampling or serve";
+    "add, list, review, login, logout, remove, give, drop, resources, prompts, sampling or serve";
 
 sion::CommandSpec main_spec() {
     return {
         "sion-mcp",
         "sion-mcp add NAME [options] -- COMMAND [ARGS...]\n"
+        "sion-mcp add NAME --url URL [--header 'NAME: VALUE']... [options]\n"
         "sion-mcp list\n"
         "sion-mcp review NAME [--accept]\n"
+        "sion-mcp login NAME [--no-browser] [--scope S]\n"
+        "sion-mcp logout NAME\n"
         "sion-mcp remove NAME\n"
         "sion-mcp give PROFILE NAME\n"
         "sion-mcp drop PROFILE NAME\n"
@@ -57,6 +60,10 @@ int main(int argc, char** argv) {
         status = sion::mcp_cmd::list_command(n, rest);
     else if (command == "review")
         status = sion::mcp_cmd::review_command(n, rest);
+    else if (command == "login")
+        status = sion::mcp_cmd::login_command(n, rest);
+    else if (command == "logout")
+        status = sion::mcp_cmd::logout_command(n, rest);
     else if (command == "remove")
         status = sion::mcp_cmd::remove_command(n, rest);
     else if (command == "give" || command == "drop")

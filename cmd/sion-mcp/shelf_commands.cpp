@@ -2,9 +2,12 @@
 // sion-mcp add, list, review, remove, give, drop and sampling: the shelf of servers and their pins.
 #include "cmd/sion-mcp/commands.hpp"
 
+#include "mcpd/authorize.hpp"
+
 #include "mcpd/oneshot.hpp"
 #include "mcpd/review.hpp"
 #include "mcpd/shelf.hpp"
+#include "mcpd/transport_http.hpp"
 #include "sandboxd/config.hpp"
 
 #include "lib/agents.hpp"
@@ -42,14 +45,14 @@ struct Looked {
 };
 
 Result<Looked> look(std::string_view name, const mcpd::ServerConfig& config,
-                    const std::string& try_first) {
+                    const std::string& try_first, const mcpd::Person& person) {
     Looked looked;
     SION_TRY(Json tools, mcpd::with_server(
                              name, config, try_first,
                              [](mcpd::Client& client, const mcpd::Connected&, mcpd::Done done) {
                                  client.list_all("tools/list", "tools", std::move(done));
                              },
-                             &looked.connected));
+                             &looked.connected, person));
     looked.tools = mcpd::tool_defs(tools, config.effects, name);
     return looked;
 }
@@ -85,7 +88,83 @@ std::string kept_word(const std::string& word) {
     return path ? *path : word;
 }
 
+// --effect and --timeout, which every server takes.
+void effects_and_timeout(const Args& args, mcpd::ServerConfig& c) {
+    for (const std::string& e : args.values("effect")) {
+        size_t eq = e.find('=');
+        if (eq == std::string::npos || eq == 0)
+            die(usage_error("--effect takes TOOL=read|write|external|spend, not '" + e + "'"));
+        c.effects[e.substr(0, eq)] = or_die(parse_effect(e.substr(eq + 1)));
+    }
+    if (auto timeout = args.value("timeout")) {
+        char* end = nullptr;
+        long s = std::strtol(timeout->c_str(), &end, 10);
+        if (timeout->empty() || *end != '\0' || s < 1 || s > 86400)
+            die(usage_error("--timeout takes seconds from 1 to 86400, not '" + *timeout + "'"));
+        c.timeout_s = static_cast<int>(s);
+    }
+}
+
+// How a server over HTTP is logged in to: the OAuth options of `add` (and --scope of `login`).
+mcpd::AuthConfig auth_config_from(const Args& args) {
+    mcpd::AuthConfig a;
+    a.issuer = args.value("issuer").value_or("");
+    a.client_id = args.value("client-id").value_or("");
+    a.secret_env = args.value("client-secret-env").value_or("");
+    a.client_metadata_url = args.value("client-metadata-url").value_or("");
+    a.scope = args.value("scope").value_or("");
+    a.client_credentials = args.has("client-credentials");
+    if (auto port = args.value("callback-port")) {
+        char* end = nullptr;
+        long n = std::strtol(port->c_str(), &end, 10);
+        if (port->empty() || *end != '\0' || n < 1 || n > 65535)
+            die(usage_error("--callback-port takes a port from 1 to 65535, not '" + *port + "'"));
+        a.callback_port = static_cast<int>(n);
+    }
+    if (!a.secret_env.empty() && a.client_id.empty())
+        die(usage_error("--client-secret-env goes with --client-id"));
+    if (a.client_credentials && (a.client_id.empty() || a.secret_env.empty()))
+        die(usage_error("--client-credentials needs --client-id and --client-secret-env"));
+    if (a.client_credentials && !a.client_metadata_url.empty())
+        die(usage_error("--client-credentials does not go with --client-metadata-url"));
+    return a;
+}
+
+mcpd::Person person_from(const Args& args) {
+    mcpd::Person person;
+    person.no_browser = args.has("no-browser");
+    return person;
+}
+
+// A server over HTTP: its URL and headers; nothing of the runtime applies to it.
+mcpd::ServerConfig http_config_from(const Args& args) {
+    mcpd::ServerConfig c;
+    c.url = *args.value("url");
+    if (mcpd::url_origin(c.url).empty())
+        die(usage_error("--url takes an http or https URL, not '" + mcpd::one_line(c.url) + "'"));
+    if (args.operands().size() > 1)
+        die(usage_error("give either --url or a command, not both"));
+    for (const char* local : {"dir", "env", "sandbox", "sandbox-network", "sandbox-read"})
+        if (args.has(local))
+            die(usage_error(std::string("--") + local
+                            + " does not go with --url: a server over HTTP runs elsewhere"));
+    for (const std::string& h : args.values("header"))
+        c.headers.push_back(or_die(mcpd::parse_header(h)));
+    c.auth = auth_config_from(args);
+    return c;
+}
+
 mcpd::ServerConfig config_from(const Args& args, const std::string& home) {
+    if (args.has("url")) {
+        mcpd::ServerConfig c = http_config_from(args);
+        effects_and_timeout(args, c);
+        return c;
+    }
+    for (const char* remote : {"header", "no-browser", "issuer", "client-id", "client-secret-env",
+                               "client-metadata-url", "callback-port", "scope",
+                               "client-credentials"})
+        if (args.has(remote))
+            die(usage_error(std::string("--") + remote + " goes with --url"));
     mcpd::ServerConfig c;
     std::vector<std::string> command(args.operands().begin() + 1, args.operands().end());
     if (command.empty())
@@ -111,19 +190,7 @@ mcpd::ServerConfig config_from(const Args& args, const std::string& home) {
     } else if (args.has("sandbox-network") || args.has("sandbox-read")) {
         die(usage_error("--sandbox-network and --sandbox-read go with --sandbox"));
     }
-    for (const std::string& e : args.values("effect")) {
-        size_t eq = e.find('=');
-        if (eq == std::string::npos || eq == 0)
-            die(usage_error("--effect takes TOOL=read|write|external|spend, not '" + e + "'"));
-        c.effects[e.substr(0, eq)] = or_die(parse_effect(e.substr(eq + 1)));
-    }
-    if (auto timeout = args.value("timeout")) {
-        char* end = nullptr;
-        long s = std::strtol(timeout->c_str(), &end, 10);
-        if (timeout->empty() || *end != '\0' || s < 1 || s > 86400)
-            die(usage_error("--timeout takes seconds from 1 to 86400, not '" + *timeout + "'"));
-        c.timeout_s = static_cast<int>(s);
-    }
+    effects_and_timeout(args, c);
     c.shown = command;
     c.command = command;
     if (c.sandbox.empty())
@@ -142,18 +209,29 @@ void print_reviewed(std::string_view name, const Looked& looked) {
 }
 
 mcpd::Introduced introduced(const mcpd::Connected& c) {
-    return {c.protocol, c.server_name, c.server_version};
+    return {c.protocol, c.server_name, c.server_version, c.transport == "stdio" ? "" : c.transport};
 }
 
 } // namespace
 
 std::vector<OptionSpec> add_options() {
     return {
+        {"url", 0, "URL", "the server is at URL, over HTTP, instead of a command"},
+        {"header", 0, "'NAME: VALUE'",
+         "a header of every request to the URL; ${VAR} is VAR's value where it runs (repeatable)"},
         {"dir", 0, "DIR", "where the server works (in a sandbox: /workspace)"},
         {"env", 0, "NAME", "a variable of yours the server is given (repeatable)"},
         {"sandbox", 0, "BACKEND", "bwrap or docker:IMAGE@sha256:DIGEST: run it in the shell's sandbox"},
         {"sandbox-network", 0, "NETWORK", "the sandbox's network (none)"},
         {"sandbox-read", 0, "DIR", "a directory the sandbox shows read-only (repeatable)"},
+        {"no-browser", 0, nullptr, "print the authorization URL instead of opening a browser"},
+        {"issuer", 0, "URL", "the authorization server to use, of several the server names"},
+        {"client-id", 0, "ID", "a client registered beforehand with the authorization server"},
+        {"client-secret-env", 0, "VAR", "the variable holding that client's secret or key"},
+        {"client-metadata-url", 0, "URL", "the HTTPS URL of a client ID metadata document"},
+        {"callback-port", 0, "N", "the port on 127.0.0.1 the browser comes back to"},
+        {"scope", 0, "S", "scopes asked for besides those the server names"},
+        {"client-credentials", 0, nullptr, "authorize the client itself: nobody logs in"},
         {"effect", 0, "TOOL=EFFECT", "what TOOL's calls do: read, write, external or spend (repeatable)"},
         {"timeout", 0, "S", "seconds a call may take before it is uncertain (60)"},
     };
@@ -162,8 +240,10 @@ std::vector<OptionSpec> add_options() {
 int add_command(int argc, const char* const* argv) {
     const CommandSpec spec{
         "sion-mcp add",
-        "sion-mcp add NAME [options] -- COMMAND [ARGS...]",
-        "Start the server COMMAND, review its tools and put it on the shelf with them pinned.",
+        "sion-mcp add NAME [options] -- COMMAND [ARGS...]\n"
+        "sion-mcp add NAME --url URL [--header 'NAME: VALUE']... [options]",
+        "Start the server COMMAND, or reach the one at URL, review its tools and put it on the\n"
+        "shelf with them pinned.",
         add_options(),
     };
     Args args = parse_args_or_exit(spec, argc, argv);
@@ -177,16 +257,18 @@ int add_command(int argc, const char* const* argv) {
                        "MCP server %s is on the shelf already: review it (`sion agent mcp review "
                        "%s`) or remove it first",
                        name, name));
-    Looked looked = or_die(look(name, config, {}));
+    Looked looked = or_die(look(name, config, {}, person_from(args)));
     mcpd::ShelfEntry entry;
     entry.name = name;
     entry.config = config;
     entry.protocol = looked.connected.protocol;
+    if (!config.url.empty())
+        entry.config.transport = looked.connected.transport;
     entry.server_name = looked.connected.server_name;
     entry.server_version = looked.connected.server_version;
     or_die(shelf.add(entry, looked.tools));
     print_reviewed(name, looked);
-    if (config.sandbox.empty())
+    if (config.sandbox.empty() && config.url.empty())
         std::printf("It runs as you, outside any sandbox: add --sandbox bwrap (or a Docker image) "
                     "to contain it.\n");
     std::printf("Give it to a session with --mcp %s.\n", name);
@@ -206,7 +288,8 @@ int list_command(int argc, const char* const* argv) {
         if (!first)
             std::printf("\n");
         first = false;
-        std::printf("%s: %s\n", e.name.c_str(), mcpd::describe(e.config).c_str());
+        std::printf("%s: %s%s\n", e.name.c_str(), mcpd::describe(e.config).c_str(),
+                    e.config.url.empty() ? "" : mcpd::authorized_words(e.name).c_str());
         std::vector<mcpd::Pin> pins = or_die(shelf.pins(e.name));
         std::sort(pins.begin(), pins.end(),
                   [](const mcpd::Pin& a, const mcpd::Pin& b) { return a.tool < b.tool; });
@@ -236,7 +319,7 @@ int review_command(int argc, const char* const* argv) {
     mcpd::Shelf shelf(db);
     mcpd::ShelfEntry entry = or_die(shelf.get(name));
     std::vector<mcpd::Pin> pins = or_die(shelf.pins(name));
-    Looked looked = or_die(look(name, entry.config, entry.protocol));
+    Looked looked = or_die(look(name, entry.config, entry.protocol, mcpd::Person{}));
     std::printf("%s:\n", heading(name, looked.connected).c_str());
     std::vector<mcpd::ToolDef> usable;
     for (const mcpd::ToolDef& t : looked.tools)
@@ -284,6 +367,53 @@ int review_command(int argc, const char* const* argv) {
     } else {
         std::printf("The tools are as they were pinned.\n");
     }
+    return 0;
+}
+
+int login_command(int argc, const char* const* argv) {
+    const CommandSpec spec{
+        "sion-mcp login",
+        "sion-mcp login NAME [--no-browser] [--scope S]",
+        "Log in to the server NAME over HTTP again, as add did: its authorization server asks\n"
+        "for your consent in a browser. --scope asks for more scopes besides.",
+        {{"no-browser", 0, nullptr, "print the authorization URL instead of opening a browser"},
+         {"scope", 0, "S", "scopes asked for besides those the server names"}},
+    };
+    Args args = parse_args_or_exit(spec, argc, argv);
+    const char* name = name_operand(args, "sion-mcp login NAME");
+    no_more_operands(args, 1);
+    mcpd::ShelfEntry entry;
+    {
+        Db db = or_die(open_state(or_die(prepare_home())));
+        entry = or_die(mcpd::Shelf(db).get(name));
+    }
+    if (entry.config.url.empty())
+        die(make_error(Exit::usage, "MCP server %s runs here, not over HTTP: it has no login",
+                       name));
+    if (auto scope = args.value("scope"))
+        entry.config.auth.scope = entry.config.auth.scope.empty()
+            ? *scope
+            : entry.config.auth.scope + " " + *scope;
+    or_die(mcpd::log_in(name, entry.config, person_from(args)));
+    return 0;
+}
+
+int logout_command(int argc, const char* const* argv) {
+    const CommandSpec spec{
+        "sion-mcp logout",
+        "sion-mcp logout NAME",
+        "Revoke the tokens of the server NAME where its authorization server takes revocations,\n"
+        "and forget them: sessions are not offered its tools until you log in again.",
+        {},
+    };
+    Args args = parse_args_or_exit(spec, argc, argv);
+    const char* name = name_operand(args, "sion-mcp logout NAME");
+    no_more_operands(args, 1);
+    {
+        Db db = or_die(open_state(or_die(prepare_home())));
+        (void)or_die(mcpd::Shelf(db).get(name));
+    }
+    or_die(mcpd::log_out(name, 1));
     return 0;
 }
 

@@ -219,5 +219,62 @@ TEST(McpdConfig, TheClientsOptions) {
     EXPECT_EQ(client_options("notes", c, "").root, "");
 }
 
+TEST(McpdConfig, AServerOverHttpKeepsItsUrlHeadersAndTransport) {
+    ServerConfig c;
+    c.url = "https://mcp.example.com/mcp?tenant=1";
+    c.headers = {{"X-Key", "${NOTES_KEY}"}, {"X-Plain", "a b"}};
+    c.transport = "sse";
+    c.timeout_s = 20;
+    Json j = config_to_json(c);
+    EXPECT_EQ(j.dump(), R"({"url":"https://mcp.example.com/mcp?tenant=1","headers":[["X-Key","${NOTES_KEY}"],)"
+                        R"(["X-Plain","a b"]],"transport":"sse","timeout":20})");
+    auto back = config_from_json(j);
+    ASSERT_TRUE(back) << back.error().message();
+    EXPECT_EQ(back->url, c.url);
+    EXPECT_EQ(back->headers, c.headers);
+    EXPECT_EQ(back->transport, "sse");
+    EXPECT_TRUE(back->command.empty());
+    EXPECT_EQ(describe(*back), "https://mcp.example.com/mcp over HTTP+SSE");
+    back->transport = "http";
+    EXPECT_EQ(describe(*back), "https://mcp.example.com/mcp over HTTP");
+    auto bad = config_from_json(parse(R"({"url":"http://h/","headers":[["X"]]})"));
+    ASSERT_FALSE(bad);
+    EXPECT_EQ(bad.error().message(), "member 'headers' holds something not a [name, value]");
+}
+
+TEST(McpdConfig, HeadersGivenToAdd) {
+    auto h = parse_header("Authorization:  Bearer ${TOKEN} ");
+    ASSERT_TRUE(h) << h.error().message();
+    EXPECT_EQ(h->first, "Authorization");
+    EXPECT_EQ(h->second, "Bearer ${TOKEN}");
+    auto refused = [](std::string_view given) {
+        auto r = parse_header(given);
+        return r ? std::string("(taken)") : r.error().message();
+    };
+    EXPECT_EQ(refused("no colon"), "--header takes 'Name: value', not 'no colon'");
+    EXPECT_EQ(refused("Bad Name: x"), "--header takes 'Name: value', not 'Bad Name: x'");
+    EXPECT_EQ(refused("mcp-method: x"),
+              "--header cannot set mcp-method: the protocol's headers are the client's");
+    EXPECT_EQ(refused("Content-Type: text/plain"), "--header cannot set Content-Type: the client sets it");
+    EXPECT_EQ(refused("X-A: a\x01b"), "--header X-A: the value holds a control character");
+}
+
+TEST(McpdConfig, VariablesInHeadersAreExpandedWhereTheClientRuns) {
+    ServerConfig c;
+    c.url = "http://127.0.0.1:1/mcp";
+    c.headers = {{"X-Key", "k=${SION_TEST_KEY}; $plain ${"}};
+    ASSERT_EQ(::setenv("SION_TEST_KEY", "s3cret", 1), 0);
+    auto t = http_target("notes", c);
+    ASSERT_TRUE(t) << t.error().message();
+    EXPECT_EQ(t->url, c.url);
+    EXPECT_EQ(t->headers.get("X-Key").value_or(""), "k=s3cret; $plain ${");
+    ASSERT_EQ(::unsetenv("SION_TEST_KEY"), 0);
+    auto unset = http_target("notes", c);
+    ASSERT_FALSE(unset);
+    EXPECT_EQ(unset.error().exit(), Exit::config);
+    EXPECT_EQ(unset.error().message(),
+              "the header X-Key of MCP server notes takes ${SION_TEST_KEY}, which is not set");
+}
+
 } // namespace
 } // namespace sion::mcpd

@@ -104,6 +104,18 @@ TEST(McpdReview, NamesAModelCannotBeGivenAreKeptUnusable) {
     EXPECT_EQ(d[5].unusable, "the server lists it twice");
 }
 
+TEST(McpdReview, AToolWhoseHeaderMarksBreakTheRulesIsKeptUnusable) {
+    auto defs = tool_defs(parse(R"([
+        {"name":"ok","inputSchema":{"properties":{"r":{"type":"string","x-mcp-header":"Region"}}}},
+        {"name":"twice","inputSchema":{"properties":{"a":{"type":"string","x-mcp-header":"X"},
+                                                     "b":{"type":"string","x-mcp-header":"x"}}}}])"),
+                          {}, "web");
+    ASSERT_EQ(defs.size(), 2U);
+    EXPECT_EQ(defs[0].unusable, "");
+    EXPECT_EQ(unusable_notice("web", defs[1]),
+              "MCP server web: the tool \"twice\" is not offered: its x-mcp-header 'x' is given twice");
+}
+
 TEST(McpdReview, APrefixedNameIsSixtyFourCharactersAtMost) {
     // "notes_" is six: 58 more fit.
     EXPECT_TRUE(offerable_name("notes", std::string(58, 'a')));

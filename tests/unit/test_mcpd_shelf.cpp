@@ -100,7 +100,7 @@ TEST_F(ShelfTest, AServerNotOnTheShelf) {
 
 TEST_F(ShelfTest, AReviewReplacesThePinsAndHowTheServerIntroducedItself) {
     ASSERT_OK(m_shelf.add(notes_entry(), tools(R"([{"name":"a"},{"name":"b"}])")));
-    ASSERT_OK(m_shelf.pin("notes", {"2025-11-25", "notes2", "2.0"},
+    ASSERT_OK(m_shelf.pin("notes", {"2025-11-25", "notes2", "2.0", ""},
                           tools(R"([{"name":"c"},{"name":"a","description":"new"}])")));
     auto pins = m_shelf.pins("notes");
     ASSERT_OK(pins);
