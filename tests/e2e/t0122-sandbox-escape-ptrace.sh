@@ -44,7 +44,8 @@ def fds(pid):
             if attempt(f) == "ok":
                 got.append(str(n))
     return "ok " + ",".join(got) if got else "denied"
-for pid in sorted(int(n) for n in os.listdir("/proc") if n.isdigit() and int(n) != os.getpid()):
+# Those started before it: in serve, the next request may run beside it.
+for pid in sorted(int(n) for n in os.listdir("/proc") if n.isdigit() and int(n) < os.getpid()):
     name = os.path.basename(open("/proc/%d/cmdline" % pid, "rb").read().split(b"\0")[0].decode())
     print(pid, name, "attach=" + trace(16, pid), "seize=" + trace(0x4206, pid),
           "mem=" + read("/proc/%d/mem" % pid), "environ=" + read("/proc/%d/environ" % pid),
