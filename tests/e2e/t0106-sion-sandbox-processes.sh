@@ -46,14 +46,22 @@ bounded() {
     [ "$(tail -n 1 "$scratch/err")" = 'sion-sandbox: the command ran out of time (3 s) and was killed' ] &&
         ok || fail "$what: the bomb's last line is '$(tail -n 1 "$scratch/err")'"
     expect_exit 0 timeout 60 "$@" sion-sandbox exec --workspace "$work" -- echo next && expect_out next
-    python3 - "$forker" "$bomb" >"$scratch/session" <<'PY'
-import json, sys
+    # One request at a time: run side by side they share the sandbox's bound, and the bomb's own
+    # shell may find no process left to fork (exit 2, not the time limit).
+    expect_exit 0 timeout 120 python3 - "$forker" "$bomb" "$@" sion-sandbox serve --workspace "$work" <<'PY'
+import json, subprocess, sys
+serve = subprocess.Popen(sys.argv[3:], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
 for i, params in enumerate([{"argv": ["python3", "-c", sys.argv[1]]},
                             {"command": sys.argv[2], "timeout": 3},
                             {"argv": ["echo", "next"]}], 1):
-    print(json.dumps({"jsonrpc": "2.0", "id": i, "method": "sandbox/exec", "params": params}))
+    serve.stdin.write(json.dumps({"jsonrpc": "2.0", "id": i, "method": "sandbox/exec",
+                                  "params": params}) + "\n")
+    serve.stdin.flush()
+    sys.stdout.write(serve.stdout.readline())
+serve.stdin.close()
+sys.stdout.write(serve.stdout.read())
+sys.exit(serve.wait())
 PY
-    expect_exit 0 timeout 120 "$@" sion-sandbox serve --workspace "$work" <"$scratch/session"
     expect_grep '^\{"jsonrpc":"2.0","id":1,"result":\{"exit":0,"signal":null,"timed_out":false,"stdout":"fork failed after [0-9]+ Resource temporarily unavailable\\n"' "$scratch/out"
     expect_grep '^\{"jsonrpc":"2.0","id":2,"result":\{"exit":124,"signal":9,"timed_out":true,' "$scratch/out"
     expect_grep '^\{"jsonrpc":"2.0","id":3,"result":\{"exit":0,"signal":null,"timed_out":false,"stdout":"next\\n"' "$scratch/out"
