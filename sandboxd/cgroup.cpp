@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <csignal>
@@ -21,7 +22,10 @@ namespace sion::sandboxd {
 namespace {
 
 constexpr size_t k_file_max = size_t{1} << 20;
-constexpr std::chrono::milliseconds k_removal_pause{10};
+// The pause between tries at removing a cgroup: from the first up to the last, doubling. Killed
+// processes usually leave within a millisecond or two; a session's end waits for them.
+constexpr std::chrono::microseconds k_first_removal_pause{500};
+constexpr std::chrono::microseconds k_last_removal_pause{10000};
 
 std::vector<std::string_view> split(std::string_view text, char sep) {
     std::vector<std::string_view> parts;
@@ -212,19 +216,29 @@ void SandboxCgroup::remove() {
     if (m_dir.empty())
         return;
     auto deadline = std::chrono::steady_clock::now() + k_cgroup_removal;
+    auto pause = k_first_removal_pause;
     while (::rmdir(m_dir.c_str()) != 0 && errno == EBUSY &&
            std::chrono::steady_clock::now() < deadline) {
         if (auto procs = read_file(m_dir + "/cgroup.procs"))
             for (std::string_view pid : split(*procs, '\n'))
                 if (!pid.empty())
                     ::kill(static_cast<pid_t>(std::atol(std::string(pid).c_str())), SIGKILL);
-        std::this_thread::sleep_for(k_removal_pause);
+        std::this_thread::sleep_for(pause);
+        pause = std::min(2 * pause, k_last_removal_pause);
     }
     m_dir.clear();
 }
 
+// v1's tasks moves the calling thread alone, which spares the kernel the lock that moving a whole
+// process takes, and its wait for an RCU grace period: 8 ms and more at each sandbox's start, where
+// tasks takes 0.05. The caller is single-threaded, so its thread is the process. v2 has no tasks
+// file (its cgroup.threads is for threaded subtrees), and a delegation may not have handed it over:
+// cgroup.procs then.
 Status join_cgroup(const std::string& dir) {
-    if (int err = write_file(dir + "/cgroup.procs", "0"); err != 0)
+    int err = write_file(dir + "/tasks", "0");
+    if (err != 0)
+        err = write_file(dir + "/cgroup.procs", "0");
+    if (err != 0)
         return sys_error(err == EACCES || err == EPERM ? Exit::no_perm : Exit::os, err,
                          "cannot join the cgroup '%s'", dir.c_str());
     return {};

@@ -8,10 +8,10 @@
 // is a child made with mkdir, "sion-sandbox-PID-N": root may make it, and so may a user the
 // directory was delegated to; anyone else keeps RLIMIT_NPROC alone.
 //
-// Joining: the process that starts bwrap writes itself into the cgroup's cgroup.procs before it
-// execs (`sion-sandbox become --cgroup DIR`, join_cgroup()), so every process of the sandbox,
-// bwrap's own included, counts from the first. pids.max counts processes and threads; fork(2)
-// beyond it fails with EAGAIN, as it does at RLIMIT_NPROC.
+// Joining: the process that starts bwrap moves itself into the cgroup (v1's tasks, else
+// cgroup.procs) before it execs (`sion-sandbox become --cgroup DIR`, join_cgroup()), so every
+// process of the sandbox, bwrap's own included, counts from the first. pids.max counts processes
+// and threads; fork(2) beyond it fails with EAGAIN, as it does at RLIMIT_NPROC.
 //
 // Removing: a SandboxCgroup that is dropped kills whatever is left in it and removes it, trying for
 // k_cgroup_removal at most. One that a killed sion-sandbox left (its PID ended) is removed by the
@@ -71,7 +71,8 @@ private:
     std::string m_dir;
 };
 
-// Moves the calling process into the cgroup `dir`. Exit::no_perm or Exit::os:
+// Moves the calling process, which must be single-threaded, into the cgroup `dir`. Exit::no_perm
+// or Exit::os:
 //   "cannot join the cgroup '…': Permission denied"
 [[nodiscard]] Status join_cgroup(const std::string& dir);
 

@@ -3,14 +3,13 @@
 # The Debian packages: `cpack -G DEB` makes one package per program of the build, each depending on
 # what dpkg-shlibdeps found (libc6 at least), holding its binary in usr/bin and its man pages gzipped
 # in usr/share/man; the programs run from an unpacked root. cpack works in this suite's scratch
-# directory, and nothing is left in the source tree.
+# directory, and nothing is left in the source tree. First, no program of the build is linked
+# against libcurl, directly or through another library: it is loaded on first use (lib/curl_api).
 . "$(dirname "$0")/lib.sh"
 
 : "${SION_BUILD_DIR:?run the suites through ctest}"
-command -v cpack >/dev/null || skip "cpack is not installed (Debian package cmake)"
-command -v dpkg-deb >/dev/null || skip "dpkg-deb is not installed (Debian package dpkg)"
-command -v dpkg-shlibdeps >/dev/null || skip "dpkg-shlibdeps is not installed (Debian package dpkg-dev)"
-command -v file >/dev/null || skip "file is not installed (Debian package file), which cpack's DEB generator runs"
+command -v readelf >/dev/null || skip "readelf is not installed (Debian package binutils)"
+command -v ldd >/dev/null || skip "ldd is not installed (Debian package libc-bin)"
 
 version=$(sed -n 's/^project(sion VERSION \([0-9.]*\).*/\1/p' "$SION_SOURCE_DIR/CMakeLists.txt")
 programs=()
@@ -22,6 +21,36 @@ case " ${programs[*]} " in
 *" sion "*) ok ;;
 *) fail "the build's programs do not include the front door, sion: ${programs[*]}" ;;
 esac
+
+# What a program needs: its own NEEDED entries (readelf), and all that the loader would load (ldd).
+for prog in "${programs[@]}"; do
+    bin="$SION_BIN/$prog"
+    if [ ! -x "$bin" ]; then
+        fail "$prog is not in the build's $SION_BIN"
+        continue
+    fi
+    if ! readelf -d "$bin" >"$scratch/dynamic" || ! grep -q '(NEEDED)' "$scratch/dynamic"; then
+        fail "readelf -d $bin shows no NEEDED libraries"
+        continue
+    fi
+    ldd "$bin" >"$scratch/ldd" 2>&1 || fail "ldd $bin"
+    if grep -ho 'libcurl[^] ]*' "$scratch/dynamic" "$scratch/ldd" >"$scratch/curl"; then
+        fail "$prog is linked against $(head -n 1 "$scratch/curl"), which is loaded on first use (lib/curl_api)"
+    else
+        ok
+    fi
+done
+
+# need TOOL WHY: the packaging checks skip without TOOL, unless a check above failed already.
+need() {
+    command -v "$1" >/dev/null && return
+    [ "$failures" -eq 0 ] || { done_testing; exit; }
+    skip "$1 is not installed ($2)"
+}
+need cpack "Debian package cmake"
+need dpkg-deb "Debian package dpkg"
+need dpkg-shlibdeps "Debian package dpkg-dev"
+need file "Debian package file, which cpack's DEB generator runs"
 
 # What packaging could leave in the source tree (outside build directories): there before, there after.
 leftovers() {
