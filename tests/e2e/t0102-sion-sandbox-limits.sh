@@ -44,7 +44,7 @@ expect_grep '^fork failed after [0-9]+ Resource temporarily unavailable$' "$scra
 next
 
 # A fork bomb: bounded in number, ended by the wall clock.
-expect_exit 124 sbx exec "${limits[@]}" -- sh -c 'bomb() { bomb | bomb & }; bomb; exec sleep 60'
+expect_exit 124 sbx exec "${limits[@]}" -- sh -c '(bomb() { bomb | bomb & }; bomb) & exec sleep 60'
 [ "$(tail -n 1 "$scratch/err")" = 'sion-sandbox: the command ran out of time (3 s) and was killed' ] && ok ||
     fail "the fork bomb's last line is '$(tail -n 1 "$scratch/err")'"
 next

@@ -68,6 +68,7 @@ expect_exit 78 sion-sandbox serve --workspace ~/.sion/.. </dev/null &&
 
 # Limits, one request after another in one session, each followed by a command that runs normally.
 coproc SBX { timeout 300 sion-sandbox serve --workspace "$work" --timeout 60 --cpu 2 --memory 256M --file-size 1M --output 1K 2>"$scratch/serve.err"; }
+sbx_pid=$SBX_PID # bash unsets SBX_PID once it has reaped the coprocess
 exec 3>&"${SBX[1]}" 4<&"${SBX[0]}"
 eval "exec ${SBX[1]}>&- ${SBX[0]}<&-" # 3 and 4 are the only ends left: closing 3 ends its input
 id=0
@@ -93,7 +94,7 @@ expect_reply() {
 call '{"argv":["python3","-c","import os, signal\npids = []\ntry:\n    for _ in range(300):\n        pid = os.fork()\n        if pid == 0:\n            signal.pause()\n            os._exit(0)\n        pids.append(pid)\n    print(\"forked 300\")\nexcept OSError as e:\n    print(\"fork failed after\", len(pids), e.strerror)\nfor pid in pids:\n    os.kill(pid, signal.SIGKILL)\nfor pid in pids:\n    os.waitpid(pid, 0)"]}'
 expect_reply '"stdout":"fork failed after [0-9]+ Resource temporarily unavailable\\n"'
 next
-call '{"command":"bomb() { bomb | bomb & }; bomb; exec sleep 60","timeout":3}'
+call '{"command":"(bomb() { bomb | bomb & }; bomb) & exec sleep 60","timeout":3}'
 expect_reply '"result":\{"exit":124,"signal":9,"timed_out":true,'
 next
 call '{"argv":["python3","-c","x = bytearray(1 << 30)"]}'
@@ -110,7 +111,7 @@ call '{"command":"yes | head -c 1G","timeout":100}'
 expect_reply '"stdout":"(y\\n){512}\[\.\.\. 1073740800 more bytes cut\]\\n",.*"truncated":true'
 next
 exec 3>&-
-wait "$SBX_PID"
+wait "$sbx_pid"
 [ $? -eq 0 ] && ok || fail "serve did not end with 0 at the end of its input"
 [ -s "$scratch/serve.err" ] && fail "serve wrote to stderr: $(head -n 3 "$scratch/serve.err")" || ok
 
