@@ -6,6 +6,7 @@
 #include "lib/text.hpp"
 
 #include <mbedtls/ecdsa.h>
+#include <mbedtls/ecp.h>
 #include <mbedtls/gcm.h>
 #include <mbedtls/md.h>
 #include <mbedtls/pk.h>
@@ -612,9 +613,10 @@ Result<std::string> es256_sign(std::string_view pem, std::string_view data) {
     return out;
 }
 
-Result<bool> es256_verify(std::string_view pem, std::string_view data, std::string_view signature) {
-    PkKey key;
-    SION_TRY(mbedtls_ecp_keypair* ec, key.parse(pem, false));
+namespace {
+
+Result<bool> verify_on(const mbedtls_ecp_group& grp, const mbedtls_ecp_point& q,
+                       std::string_view data, std::string_view signature) {
     if (signature.size() != 2 * k_es256_half)
         return false;
     Mpi r, s;
@@ -622,8 +624,98 @@ Result<bool> es256_verify(std::string_view pem, std::string_view data, std::stri
         || mbedtls_mpi_read_binary(s.get(), bytes_of(signature) + k_es256_half, k_es256_half) != 0)
         return make_error(Exit::software, "cannot read an ES256 signature: out of memory");
     std::string digest = sha256(data);
-    return mbedtls_ecdsa_verify(&ec->grp, bytes_of(digest), digest.size(), &ec->Q, r.get(), s.get())
-           == 0;
+    // mbedTLS 2.28 takes the group mutable, for its scratch space only.
+    auto* group = const_cast<mbedtls_ecp_group*>(&grp);
+    return mbedtls_ecdsa_verify(group, bytes_of(digest), digest.size(), &q, r.get(), s.get()) == 0;
+}
+
+// A P-256 group and point, freed with it.
+class EcPublic {
+public:
+    EcPublic() {
+        mbedtls_ecp_group_init(&m_grp);
+        mbedtls_ecp_point_init(&m_q);
+    }
+    EcPublic(const EcPublic&) = delete;
+    EcPublic& operator=(const EcPublic&) = delete;
+    ~EcPublic() {
+        mbedtls_ecp_point_free(&m_q);
+        mbedtls_ecp_group_free(&m_grp);
+    }
+
+    [[nodiscard]] Status load(const EcPoint& key) {
+        if (key.x.size() != k_es256_half || key.y.size() != k_es256_half)
+            return make_error(Exit::data, "cannot use the EC key: its coordinates are not 32 "
+                              "bytes each");
+        std::string point = "\x04" + key.x + key.y; // uncompressed (SEC1 section 2.3.3)
+        if (mbedtls_ecp_group_load(&m_grp, MBEDTLS_ECP_DP_SECP256R1) != 0
+            || mbedtls_ecp_point_read_binary(&m_grp, &m_q, bytes_of(point), point.size()) != 0
+            || mbedtls_ecp_check_pubkey(&m_grp, &m_q) != 0)
+            return make_error(Exit::data, "cannot use the EC key: it is not a point of P-256");
+        return {};
+    }
+
+    const mbedtls_ecp_group& group() const { return m_grp; }
+    const mbedtls_ecp_point& point() const { return m_q; }
+
+private:
+    mbedtls_ecp_group m_grp;
+    mbedtls_ecp_point m_q;
+};
+
+} // namespace
+
+Result<bool> es256_verify(std::string_view pem, std::string_view data, std::string_view signature) {
+    PkKey key;
+    SION_TRY(mbedtls_ecp_keypair* ec, key.parse(pem, false));
+    return verify_on(ec->grp, ec->Q, data, signature);
+}
+
+Result<bool> es256_verify(const EcPoint& key, std::string_view data, std::string_view signature) {
+    EcPublic ec;
+    SION_CHECK(ec.load(key));
+    return verify_on(ec.group(), ec.point(), data, signature);
+}
+
+Result<std::string> es256_generate() {
+    mbedtls_pk_context pk;
+    mbedtls_pk_init(&pk);
+    int rc = mbedtls_pk_setup(&pk, mbedtls_pk_info_from_type(MBEDTLS_PK_ECKEY));
+    if (rc == 0)
+        rc = mbedtls_ecp_gen_key(MBEDTLS_ECP_DP_SECP256R1, mbedtls_pk_ec(pk), blinding_random,
+                                 nullptr);
+    std::string pem(512, '\0'); // a P-256 key in SEC1 PEM is some 230 bytes
+    if (rc == 0)
+        rc = mbedtls_pk_write_key_pem(&pk, bytes_of(pem), pem.size());
+    mbedtls_pk_free(&pk);
+    if (rc != 0) {
+        wipe(pem);
+        return make_error(Exit::software, "cannot make an ES256 key: mbedTLS error -0x%04x", -rc);
+    }
+    pem.resize(std::strlen(pem.c_str()));
+    return pem;
+}
+
+Result<EcPoint> es256_public(std::string_view pem) {
+    PkKey key;
+    SION_TRY(mbedtls_ecp_keypair* ec, key.parse(pem, false));
+    std::string point(1 + 2 * k_es256_half, '\0');
+    size_t length = 0;
+    int rc = mbedtls_ecp_point_write_binary(&ec->grp, &ec->Q, MBEDTLS_ECP_PF_UNCOMPRESSED, &length,
+                                            bytes_of(point), point.size());
+    if (rc != 0 || length != point.size())
+        return make_error(Exit::software, "cannot write an EC point: mbedTLS error -0x%04x", -rc);
+    return EcPoint{point.substr(1, k_es256_half), point.substr(1 + k_es256_half)};
+}
+
+std::string ec_jwk(const EcPoint& key) {
+    // base64url needs no JSON escaping, so the text is written as RFC 7638 section 3.2 orders it.
+    return R"({"crv":"P-256","kty":"EC","x":")" + base64url_encode(key.x) + R"(","y":")"
+           + base64url_encode(key.y) + R"("})";
+}
+
+std::string jwk_thumbprint(const EcPoint& key) {
+    return base64url_encode(sha256(ec_jwk(key)));
 }
 
 } // namespace sion

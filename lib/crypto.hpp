@@ -128,4 +128,25 @@ namespace sion {
 [[nodiscard]] Result<bool> es256_verify(std::string_view pem, std::string_view data,
                                         std::string_view signature);
 
+// The public point of a P-256 key: x and y, 32 big-endian bytes each (a JWK's "x" and "y",
+// decoded).
+struct EcPoint {
+    std::string x;
+    std::string y;
+};
+
+// A new P-256 key in PEM (SEC1), from the kernel's CSPRNG: a secret, the caller's to wipe().
+[[nodiscard]] Result<std::string> es256_generate();
+// The public point of a P-256 key in PEM (private or public).
+[[nodiscard]] Result<EcPoint> es256_public(std::string_view pem);
+// es256_verify under the point itself (a JWK's); a point not on the curve is Exit::data.
+[[nodiscard]] Result<bool> es256_verify(const EcPoint& key, std::string_view data,
+                                        std::string_view signature);
+
+// The public JWK of `key` (RFC 7517) with only its required members, in lexicographic order and
+// without whitespace, as RFC 7638 hashes it: {"crv":"P-256","kty":"EC","x":"…","y":"…"}.
+[[nodiscard]] std::string ec_jwk(const EcPoint& key);
+// Its JWK SHA-256 thumbprint (RFC 7638), base64url: DPoP's "jkt".
+[[nodiscard]] std::string jwk_thumbprint(const EcPoint& key);
+
 } // namespace sion

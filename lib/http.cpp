@@ -6,6 +6,9 @@
 #include "lib/curl_api.hpp"
 #include "lib/http_transfer.hpp"
 
+#include <sys/socket.h>
+
+#include <algorithm>
 #include <charconv>
 
 namespace sion {
@@ -224,12 +227,45 @@ void set_request(Options& o, const HttpRequest& request, const CurlHeaderList& h
         o.set(CURLOPT_CUSTOMREQUEST, request.method.c_str());
 }
 
+// The request's reach judged, and curl pinned to the addresses judged (`checked`).
+Status pin_reach(const HttpRequest& request, CurlHeaderList& pins,
+                 std::vector<std::string>& checked) {
+    if (!request.reach)
+        return {};
+    if (!request.proxy.empty())
+        return make_error(Exit::software, "cannot check where '%s' leads through a proxy",
+                          redact_url(request.url).c_str());
+    SION_TRY(Destination where,
+             resolve_url(request.url, request.connect_timeout, request.resolver));
+    SION_CHECK(request.reach(where));
+    if (std::string pin = where.pin(); !pin.empty())
+        SION_CHECK(pins.append(pin));
+    for (const Address& a : where.addresses)
+        checked.push_back(a.text);
+    return {};
+}
+
+// Every socket curl connects with is close-on-exec, and goes only where may_connect() allows.
+curl_socket_t on_open_socket(void* user, curlsocktype purpose, curl_sockaddr* address) noexcept {
+    auto* transfer = static_cast<HttpTransfer*>(user);
+    try {
+        if (purpose == CURLSOCKTYPE_IPCXN && !transfer->may_connect(&address->addr))
+            return CURL_SOCKET_BAD;
+    } catch (...) {
+        transfer->fail(HttpTransfer::Failure::threw);
+        return CURL_SOCKET_BAD;
+    }
+    return ::socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
+}
+
 void set_callbacks(Options& o, HttpTransfer& transfer, char* error_buffer) {
     o.set(CURLOPT_ERRORBUFFER, error_buffer);
     o.set(CURLOPT_HEADERFUNCTION, on_header);
     o.set(CURLOPT_HEADERDATA, &transfer);
     o.set(CURLOPT_WRITEFUNCTION, on_write);
     o.set(CURLOPT_WRITEDATA, &transfer);
+    o.set(CURLOPT_OPENSOCKETFUNCTION, on_open_socket);
+    o.set(CURLOPT_OPENSOCKETDATA, &transfer);
 }
 
 Exit exit_for(CURLcode code) {
@@ -265,8 +301,11 @@ Status HttpTransfer::configure(CURL* easy) {
     if (!is_http_token(m_request.method))
         return make_error(Exit::data, "bad HTTP method '%s'", m_request.method.c_str());
     SION_TRY(m_headers, build_headers(m_request));
+    SION_CHECK(pin_reach(m_request, m_pins, m_checked));
     Options options(easy);
     set_safety(options, m_request);
+    if (m_pins.get() != nullptr)
+        options.set(CURLOPT_RESOLVE, m_pins.get());
     set_request(options, m_request, m_headers);
     set_callbacks(options, *this, m_detail);
     return options.status();
@@ -311,6 +350,17 @@ bool HttpTransfer::header_line(std::string_view line) {
         m_response.headers.add(std::string(trim(line.substr(0, colon))),
                                std::string(trim(line.substr(colon + 1))));
     return true;
+}
+
+bool HttpTransfer::may_connect(const sockaddr* to) {
+    if (!m_request.reach)
+        return true;
+    auto address = address_of(to);
+    if (address && std::find(m_checked.begin(), m_checked.end(), address->text) != m_checked.end())
+        return true;
+    m_unchecked = address ? address->text : "an address of another family";
+    m_failure = Failure::unchecked_address;
+    return false;
 }
 
 bool HttpTransfer::body_chunk(std::string_view chunk) {
@@ -360,6 +410,9 @@ Error HttpTransfer::error(CURLcode code) const {
     case Failure::threw:
         return make_error(Exit::software, "cannot read '%s': a callback threw an exception",
                           url.c_str());
+    case Failure::unchecked_address:
+        return make_error(Exit::software, "cannot reach '%s': curl was about to connect to %s, "
+                          "which was not checked", url.c_str(), m_unchecked.c_str());
     case Failure::none:
     case Failure::body_too_large:
         break;

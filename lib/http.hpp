@@ -5,6 +5,10 @@
 // followed (a 3xx comes back as a Response, Location included); only http and https URLs are
 // accepted; no proxy is used unless the request names one, whatever the environment says.
 //
+// Reach: a request with `reach` set has its URL's host resolved once (lib/address.hpp, on the
+// calling thread, within connect_timeout), `reach` shown where it leads, and curl pinned to those
+// addresses: it connects to no other, and never looks the name up again.
+//
 // Errors (a non-2xx status is not one): Exit::timeout when a time limit runs out, Exit::unavailable
 // when the peer cannot be reached or the TLS handshake fails, Exit::data for a bad URL or header, a
 // response over the size limit or an aborting callback, Exit::software for a callback that threw.
@@ -16,6 +20,7 @@
 // HttpClient is used by one thread at a time, and different ones may run in different threads.
 #pragma once
 
+#include "lib/address.hpp"
 #include "lib/result.hpp"
 
 #include <chrono>
@@ -78,6 +83,12 @@ struct HttpRequest {
     // When set, receives the body in chunks as they arrive instead of HttpResponse::body;
     // returning false ends the transfer (Exit::data).
     std::function<bool(std::string_view chunk)> on_body;
+    // When set, decides whether the request may go where its URL leads (see above): an error it
+    // returns is the request's, and nothing is sent. Not with `proxy` (Exit::software): the proxy
+    // would resolve the name.
+    std::function<Status(const Destination& where)> reach;
+    // Who resolves the URL's name for `reach`; getaddrinfo when empty (a test's stand-in for DNS).
+    Resolver resolver;
 };
 
 // A move-only owner of one CURL easy handle.

@@ -10,8 +10,10 @@
 
 #include <curl/curl.h>
 
+#include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace sion {
 
@@ -48,8 +50,8 @@ public:
     HttpTransfer& operator=(HttpTransfer&&) = delete;
     ~HttpTransfer() = default;
 
-    // Checks the request (method, headers) and sets every option on `easy`, its callbacks
-    // pointing here. On an error, some options may have been set: reset or drop the handle.
+    // Checks the request (method, headers, and its reach when it has one: resolving blocks, see
+    // lib/http.hpp) and sets every option on `easy`, its callbacks pointing here. On an error, some options may have been set: reset or drop the handle.
     [[nodiscard]] Status configure(CURL* easy);
 
     // What curl's `code` for the finished transfer on `easy` means: the response, or the error.
@@ -61,8 +63,19 @@ public:
     // curl's callbacks (through C trampolines in lib/http.cpp).
     bool header_line(std::string_view line);
     bool body_chunk(std::string_view chunk);
+    // Whether curl may open a connection to `to`: with a reach, only to an address it was shown
+    // (the pin should see to that; this makes sure).
+    bool may_connect(const sockaddr* to);
 
-    enum class Failure { none, body_too_large, headers_too_large, stopped, threw, abandoned };
+    enum class Failure {
+        none,
+        body_too_large,
+        headers_too_large,
+        stopped,
+        threw,
+        abandoned,
+        unchecked_address
+    };
 
     void fail(Failure failure) { m_failure = failure; }
 
@@ -71,6 +84,9 @@ private:
 
     const HttpRequest& m_request;
     CurlHeaderList m_headers;
+    CurlHeaderList m_pins;              // CURLOPT_RESOLVE's entries
+    std::vector<std::string> m_checked; // with a reach: the addresses it was shown
+    std::string m_unchecked;            // an address curl was about to connect to, not among them
     HttpResponse m_response;
     size_t m_header_bytes = 0;
     size_t m_body_bytes = 0;

@@ -27,23 +27,6 @@ bool exists(const std::string& path) {
     return ::lstat(path.c_str(), &st) == 0;
 }
 
-// The plaintext is wiped once parsed: only the tree holds the values from then on.
-Result<Json> parse_store(std::string plaintext, const std::string& path) {
-    if (plaintext.empty())
-        return Json::object();
-    auto doc = Json::parse(plaintext);
-    wipe(plaintext);
-    if (!doc || !doc->view().is_object())
-        return make_error(Exit::data, "cannot read credentials '%s': not a JSON object",
-                          path.c_str());
-    for (JsonView member : doc->view())
-        if (!member.is_string())
-            return make_error(Exit::data, "cannot read credentials '%s': '%.*s' is not a string",
-                              path.c_str(), static_cast<int>(member.key().size()),
-                              member.key().data());
-    return doc;
-}
-
 } // namespace
 
 bool valid_name(std::string_view name) {
@@ -60,7 +43,8 @@ bool valid_value(std::string_view value) {
            && invalid_utf8_at(value) == std::string_view::npos;
 }
 
-Result<Store> Store::open(const std::string& home, bool create) {
+Result<SealedDocument> SealedDocument::open(const std::string& home, std::string_view file,
+                                            std::string what, bool create) {
     std::string agents = home + "/agents";
     std::string key = agents + "/secrets.key";
     if (create) {
@@ -69,33 +53,67 @@ Result<Store> Store::open(const std::string& home, bool create) {
     } else if (!exists(key)) {
         key.clear();
     }
-    return Store(agents + "/secrets.bin", std::move(key));
+    return SealedDocument(agents + "/" + std::string(file), std::move(key), std::move(what));
+}
+
+Error SealedDocument::unreadable(std::string_view why) const {
+    return make_error(Exit::data, "cannot read %s '%s': %.*s", m_what.c_str(), m_path.c_str(),
+                      static_cast<int>(why.size()), why.data());
+}
+
+Result<std::string> SealedDocument::read() const {
+    if (m_key_path.empty() || !exists(m_key_path)) {
+        if (exists(m_path))
+            return unreadable("its key file secrets.key is missing");
+        return std::string();
+    }
+    SION_TRY(SealingKey key, SealingKey::from_file(m_key_path));
+    auto plaintext = SealedFile(m_path, std::move(key)).read();
+    if (!plaintext)
+        return unreadable(plaintext.error().message());
+    return plaintext;
+}
+
+Status SealedDocument::write(std::string_view plaintext) const {
+    if (m_key_path.empty())
+        return make_error(Exit::config, "cannot write %s '%s': it was opened read-only",
+                          m_what.c_str(), m_path.c_str());
+    SION_TRY(SealingKey key, SealingKey::from_file(m_key_path));
+    return SealedFile(m_path, std::move(key)).write(plaintext);
+}
+
+Result<bool> SealedDocument::remove() const {
+    if (::unlink(m_path.c_str()) == 0)
+        return true;
+    if (errno == ENOENT)
+        return false;
+    return sys_error(Exit::os, errno, "cannot remove '%s'", m_path.c_str());
+}
+
+Result<Store> Store::open(const std::string& home, bool create) {
+    SION_TRY(SealedDocument file,
+             SealedDocument::open(home, "secrets.bin", "credentials", create));
+    return Store(std::move(file));
 }
 
 namespace {
 
-Result<SealedFile> sealed(const std::string& path, const std::string& key_path) {
-    SION_TRY(SealingKey key, SealingKey::from_file(key_path));
-    return SealedFile(path, std::move(key));
-}
-
-Result<Json> read_store(const std::string& path, const std::string& key_path) {
-    if (key_path.empty()) {
-        if (exists(path))
-            return make_error(Exit::data,
-                              "cannot read credentials '%s': its key file secrets.key is missing",
-                              path.c_str());
+// The plaintext is wiped once parsed: only the tree holds the values from then on.
+Result<Json> read_store(const SealedDocument& file) {
+    SION_TRY(std::string plaintext, file.read());
+    if (plaintext.empty())
         return Json::object();
-    }
-    SION_TRY(SealedFile file, sealed(path, key_path));
-    auto plaintext = file.read();
-    if (!plaintext)
-        return plaintext.error().context("cannot read credentials '" + path + "'");
-    return parse_store(std::move(*plaintext), path);
+    auto doc = Json::parse(plaintext);
+    wipe(plaintext);
+    if (!doc || !doc->view().is_object())
+        return file.unreadable("not a JSON object");
+    for (JsonView member : doc->view())
+        if (!member.is_string())
+            return file.unreadable("'" + std::string(member.key()) + "' is not a string");
+    return doc;
 }
 
-Status write_store(const std::string& path, const std::string& key_path, const Json& store) {
-    SION_TRY(SealedFile file, sealed(path, key_path));
+Status write_store(const SealedDocument& file, const Json& store) {
     std::string text = store.dump();
     Status written = file.write(text);
     wipe(text);
@@ -105,7 +123,7 @@ Status write_store(const std::string& path, const std::string& key_path, const J
 } // namespace
 
 Result<std::vector<std::string>> Store::names() const {
-    SION_TRY(Json store, read_store(m_path, m_key_path));
+    SION_TRY(Json store, read_store(m_file));
     std::vector<std::string> out;
     for (JsonView member : store.view())
         out.emplace_back(member.key());
@@ -114,7 +132,7 @@ Result<std::vector<std::string>> Store::names() const {
 }
 
 Result<std::optional<std::string>> Store::get(std::string_view name) const {
-    SION_TRY(Json store, read_store(m_path, m_key_path));
+    SION_TRY(Json store, read_store(m_file));
     auto value = store.view().string(name);
     if (!value)
         return std::optional<std::string>();
@@ -128,19 +146,17 @@ Status Store::set(std::string_view name, std::string_view value) const {
     if (!valid_value(value))
         return make_error(Exit::usage, "invalid value for '%.*s': give one line of text",
                           static_cast<int>(name.size()), name.data());
-    if (m_key_path.empty())
-        return make_error(Exit::software, "credentials '%s' were opened read-only", m_path.c_str());
-    SION_TRY(Json store, read_store(m_path, m_key_path));
+    SION_TRY(Json store, read_store(m_file));
     store.set(name, value);
-    return write_store(m_path, m_key_path, store);
+    return write_store(m_file, store);
 }
 
 Result<bool> Store::remove(std::string_view name) const {
-    SION_TRY(Json store, read_store(m_path, m_key_path));
+    SION_TRY(Json store, read_store(m_file));
     if (!store.get(name).exists())
         return false;
     (void)store.take(name);
-    SION_CHECK(write_store(m_path, m_key_path, store));
+    SION_CHECK(write_store(m_file, store));
     return true;
 }
 

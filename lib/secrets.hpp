@@ -36,6 +36,41 @@ namespace sion::secrets {
 // nothing is created.
 [[nodiscard]] Result<std::optional<std::string>> lookup(std::string_view name);
 
+// A file of $SION_HOME/agents sealed (SealedFile, AES-256-GCM) under the secrets' key file,
+// agents/secrets.key: the credentials (secrets.bin, below), the MCP servers' authorizations
+// (mcp-auth.bin) and the ChatGPT sign-in (chatgpt.bin) are each one. What read() gives is the
+// caller's to check and to wipe(); a caller reads before it writes, so that a file that fails to
+// open is never written over.
+class SealedDocument {
+public:
+    // agents/`file` of `home`, called `what` in messages ("credentials"). With `create`, agents/
+    // is made, and the key file at the first write; without it, a home with no key file has a
+    // document that reads as empty (when the file is not there either) and cannot be written.
+    [[nodiscard]] static Result<SealedDocument> open(const std::string& home, std::string_view file,
+                                                     std::string what, bool create);
+    // The file at `path` sealed under the key file at `key_path` ("" for none).
+    SealedDocument(std::string path, std::string key_path, std::string what)
+        : m_path(std::move(path)), m_key_path(std::move(key_path)), m_what(std::move(what)) {}
+
+    [[nodiscard]] const std::string& path() const { return m_path; }
+
+    // The plaintext; "" when the file is not there. One that fails to open (changed, cut short,
+    // sealed under another key, its key file gone) is Exit::data: "cannot read WHAT 'PATH': why".
+    [[nodiscard]] Result<std::string> read() const;
+    // Seals `plaintext` and replaces the file with it atomically. Exit::config when the document
+    // was opened without a key file and without `create`.
+    [[nodiscard]] Status write(std::string_view plaintext) const;
+    // Removes the file; false when there was none.
+    [[nodiscard]] Result<bool> remove() const;
+    // "cannot read WHAT 'PATH': WHY" (Exit::data), for contents that are not what they must be.
+    [[nodiscard]] Error unreadable(std::string_view why) const;
+
+private:
+    std::string m_path;
+    std::string m_key_path; // "" when there is none and none may be made
+    std::string m_what;
+};
+
 // The sealed store of one $SION_HOME (as prepare_home() made it ready).
 class Store {
 public:
@@ -44,7 +79,7 @@ public:
     // empty store.
     [[nodiscard]] static Result<Store> open(const std::string& home, bool create);
 
-    [[nodiscard]] const std::string& path() const { return m_path; }
+    [[nodiscard]] const std::string& path() const { return m_file.path(); }
 
     // The names it holds, sorted.
     [[nodiscard]] Result<std::vector<std::string>> names() const;
@@ -55,11 +90,9 @@ public:
     [[nodiscard]] Result<bool> remove(std::string_view name) const;
 
 private:
-    Store(std::string path, std::string key_path)
-        : m_path(std::move(path)), m_key_path(std::move(key_path)) {}
+    explicit Store(SealedDocument file) : m_file(std::move(file)) {}
 
-    std::string m_path;     // agents/secrets.bin
-    std::string m_key_path; // agents/secrets.key; "" when there is none and none may be made
+    SealedDocument m_file; // agents/secrets.bin
 };
 
 } // namespace sion::secrets

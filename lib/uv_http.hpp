@@ -4,7 +4,9 @@
 //
 // A transfer is an HttpRequest as lib/http.hpp takes it, with the same safe defaults, limits,
 // errors and messages; on_headers and on_body are called on the loop's thread as the response
-// arrives, and `done` once at its end (HttpResponse::body empty when on_body took it).
+// arrives, and `done` once at its end (HttpResponse::body empty when on_body took it). A request
+// with a `reach` has its name resolved within start(), blocking the loop for up to its
+// connect_timeout (lib/address.hpp); an address or localhost costs nothing.
 //
 // Threads and lifetime: everything happens on the loop's thread. close() ends every transfer
 // (their `done`s are not called) and closes the handles; the loop must run until they have closed.

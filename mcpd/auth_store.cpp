@@ -4,71 +4,40 @@
 
 #include "lib/json.hpp"
 
-#include <sys/stat.h>
-
 #include <algorithm>
-#include <cerrno>
 
 namespace sion::mcpd {
 
 namespace {
 
-bool exists(const std::string& path) {
-    struct stat st {};
-
-    return ::lstat(path.c_str(), &st) == 0;
-}
-
-Error unreadable(const std::string& path, const std::string& why) {
-    return make_error(Exit::data, "cannot read MCP authorizations '%s': %s", path.c_str(),
-                      why.c_str());
-}
-
 // Both members are objects of objects; anything else is a store that was not written by us.
-Result<Json> parse_document(std::string plaintext, const std::string& path) {
+Result<Json> parse_document(std::string plaintext, const secrets::SealedDocument& file) {
     if (plaintext.empty())
         return Json::parse(R"({"servers":{},"clients":{}})");
     auto doc = Json::parse(plaintext);
     wipe(plaintext);
     if (!doc)
-        return unreadable(path, doc.error().message());
+        return file.unreadable(doc.error().message());
     if (!doc->view().is_object())
-        return unreadable(path, "not a JSON object");
+        return file.unreadable("not a JSON object");
     for (const char* member : {"servers", "clients"}) {
         JsonView part = doc->get(member);
         if (!part.is_object())
-            return unreadable(path, std::string("member '") + member + "' is not an object");
+            return file.unreadable(std::string("member '") + member + "' is not an object");
         for (JsonView entry : part)
             if (!entry.is_object())
-                return unreadable(path, std::string("an entry of '") + member
-                                            + "' is not an object");
+                return file.unreadable(std::string("an entry of '") + member
+                                       + "' is not an object");
     }
     return doc;
 }
 
-Result<SealedFile> sealed(const std::string& path, const std::string& key_path) {
-    SION_TRY(SealingKey key, SealingKey::from_file(key_path));
-    return SealedFile(path, std::move(key));
+Result<Json> read_document(const secrets::SealedDocument& file) {
+    SION_TRY(std::string plaintext, file.read());
+    return parse_document(std::move(plaintext), file);
 }
 
-Result<Json> read_document(const std::string& path, const std::string& key_path) {
-    if (key_path.empty()) {
-        if (exists(path))
-            return unreadable(path, "its key file secrets.key is missing");
-        return parse_document({}, path);
-    }
-    SION_TRY(SealedFile file, sealed(path, key_path));
-    auto plaintext = file.read();
-    if (!plaintext)
-        return unreadable(path, plaintext.error().message());
-    return parse_document(std::move(*plaintext), path);
-}
-
-Status write_document(const std::string& path, const std::string& key_path, const Json& doc) {
-    if (key_path.empty())
-        return make_error(Exit::config, "MCP authorizations '%s' were opened read-only",
-                          path.c_str());
-    SION_TRY(SealedFile file, sealed(path, key_path));
+Status write_document(const secrets::SealedDocument& file, const Json& doc) {
     std::string text = doc.dump();
     Status written = file.write(text);
     wipe(text);
@@ -93,7 +62,10 @@ Json to_json(const ServerAuth& a) {
         .set("refresh_token", a.refresh_token)
         .set("scope", a.scope)
         .set("expires_at", a.expires_at)
-        .set("unattended", a.unattended);
+        .set("unattended", a.unattended)
+        .set("workload_token_file", a.workload_token_file)
+        .set("dpop_key", a.dpop_key)
+        .set("dpop", a.dpop);
     return out;
 }
 
@@ -112,6 +84,9 @@ ServerAuth server_of(JsonView e) {
     a.scope = text_of(e, "scope");
     a.expires_at = e.integer_or("expires_at", 0).value_or(0);
     a.unattended = e.boolean_or("unattended", false).value_or(false);
+    a.workload_token_file = text_of(e, "workload_token_file");
+    a.dpop_key = text_of(e, "dpop_key");
+    a.dpop = e.boolean_or("dpop", false).value_or(false);
     return a;
 }
 
@@ -138,9 +113,9 @@ ClientRecord client_of(JsonView e) {
 }
 
 // Replaces (or, with an empty value, removes) one entry of `part` and writes the document.
-Result<bool> change(const std::string& path, const std::string& key_path, const char* part,
-                    std::string_view key, Json value) {
-    SION_TRY(Json doc, read_document(path, key_path));
+Result<bool> change(const secrets::SealedDocument& file, const char* part, std::string_view key,
+                    Json value) {
+    SION_TRY(Json doc, read_document(file));
     Json entries = doc.take(part);
     bool had = entries.get(key).exists();
     if (!value.exists() && !had)
@@ -149,26 +124,20 @@ Result<bool> change(const std::string& path, const std::string& key_path, const 
     if (value.exists())
         entries.set(key, std::move(value));
     doc.set(part, std::move(entries));
-    SION_CHECK(write_document(path, key_path, doc));
+    SION_CHECK(write_document(file, doc));
     return had;
 }
 
 } // namespace
 
 Result<AuthStore> AuthStore::open(const std::string& home, bool create) {
-    std::string agents = home + "/agents";
-    std::string key = agents + "/secrets.key";
-    if (create) {
-        if (::mkdir(agents.c_str(), 0700) != 0 && errno != EEXIST)
-            return sys_error(Exit::os, errno, "cannot create directory '%s'", agents.c_str());
-    } else if (!exists(key)) {
-        key.clear();
-    }
-    return AuthStore(agents + "/mcp-auth.bin", std::move(key));
+    SION_TRY(secrets::SealedDocument file,
+             secrets::SealedDocument::open(home, "mcp-auth.bin", k_what, create));
+    return AuthStore(std::move(file));
 }
 
 Result<std::optional<ServerAuth>> AuthStore::server(std::string_view name) const {
-    SION_TRY(Json doc, read_document(m_path, m_key_path));
+    SION_TRY(Json doc, read_document(m_file));
     JsonView entry = doc.get("servers").get(name);
     if (!entry.exists())
         return std::optional<ServerAuth>();
@@ -176,17 +145,17 @@ Result<std::optional<ServerAuth>> AuthStore::server(std::string_view name) const
 }
 
 Status AuthStore::put_server(std::string_view name, const ServerAuth& auth) const {
-    SION_TRY(bool had, change(m_path, m_key_path, "servers", name, to_json(auth)));
+    SION_TRY(bool had, change(m_file, "servers", name, to_json(auth)));
     (void)had;
     return {};
 }
 
 Result<bool> AuthStore::forget_server(std::string_view name) const {
-    return change(m_path, m_key_path, "servers", name, Json());
+    return change(m_file, "servers", name, Json());
 }
 
 Result<std::vector<std::string>> AuthStore::servers_of(std::string_view issuer) const {
-    SION_TRY(Json doc, read_document(m_path, m_key_path));
+    SION_TRY(Json doc, read_document(m_file));
     std::vector<std::string> out;
     for (JsonView entry : doc.get("servers"))
         if (text_of(entry, "issuer") == issuer)
@@ -196,7 +165,7 @@ Result<std::vector<std::string>> AuthStore::servers_of(std::string_view issuer) 
 }
 
 Result<std::optional<ClientRecord>> AuthStore::client(std::string_view issuer) const {
-    SION_TRY(Json doc, read_document(m_path, m_key_path));
+    SION_TRY(Json doc, read_document(m_file));
     JsonView entry = doc.get("clients").get(issuer);
     if (!entry.exists())
         return std::optional<ClientRecord>();
@@ -204,13 +173,13 @@ Result<std::optional<ClientRecord>> AuthStore::client(std::string_view issuer) c
 }
 
 Status AuthStore::put_client(const ClientRecord& client) const {
-    SION_TRY(bool had, change(m_path, m_key_path, "clients", client.issuer, to_json(client)));
+    SION_TRY(bool had, change(m_file, "clients", client.issuer, to_json(client)));
     (void)had;
     return {};
 }
 
 Result<bool> AuthStore::forget_client(std::string_view issuer) const {
-    return change(m_path, m_key_path, "clients", issuer, Json());
+    return change(m_file, "clients", issuer, Json());
 }
 
 } // namespace sion::mcpd

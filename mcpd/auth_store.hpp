@@ -14,6 +14,7 @@
 
 #include "lib/crypto.hpp"
 #include "lib/result.hpp"
+#include "lib/secrets.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -52,7 +53,13 @@ struct ServerAuth {
     std::string refresh_token;
     std::string scope;
     int64_t expires_at = 0; // seconds since the epoch; 0: unknown
-    bool unattended = false; // the client credentials grant
+    bool unattended = false; // the client credentials grant, or the workload's identity
+    // --workload-token-file: renewals are the jwt-bearer grant again, with the file read then.
+    std::string workload_token_file;
+    // The login's DPoP key (PEM, P-256; a secret), kept as long as its tokens: a DPoP-bound
+    // refresh token is of no use without it. "" where the server offered no DPoP.
+    std::string dpop_key;
+    bool dpop = false; // the access token is bound to dpop_key (token_type DPoP)
 };
 
 class AuthStore {
@@ -62,9 +69,9 @@ public:
     [[nodiscard]] static Result<AuthStore> open(const std::string& home, bool create);
     // A store at `path` sealed under the key file at `key_path` (tests).
     AuthStore(std::string path, std::string key_path)
-        : m_path(std::move(path)), m_key_path(std::move(key_path)) {}
+        : m_file(std::move(path), std::move(key_path), k_what) {}
 
-    [[nodiscard]] const std::string& path() const { return m_path; }
+    [[nodiscard]] const std::string& path() const { return m_file.path(); }
 
     [[nodiscard]] Result<std::optional<ServerAuth>> server(std::string_view name) const;
     [[nodiscard]] Status put_server(std::string_view name, const ServerAuth& auth) const;
@@ -78,8 +85,11 @@ public:
     [[nodiscard]] Result<bool> forget_client(std::string_view issuer) const;
 
 private:
-    std::string m_path;     // agents/mcp-auth.bin
-    std::string m_key_path; // agents/secrets.key; "" when there is none and none may be made
+    static constexpr const char* k_what = "MCP authorizations";
+
+    explicit AuthStore(secrets::SealedDocument file) : m_file(std::move(file)) {}
+
+    secrets::SealedDocument m_file; // agents/mcp-auth.bin
 };
 
 } // namespace sion::mcpd

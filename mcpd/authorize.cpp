@@ -27,8 +27,8 @@ Status print_lines(int out, const std::vector<std::string>& lines) {
 // What a client's hooks share: the store and the authorizer over it, and whether a person has
 // logged in during this connection already (once is enough: a second refusal is the server's).
 struct Hooks {
-    explicit Hooks(AuthStore s, std::string n)
-        : store(std::move(s)), authorizer(store, n), name(std::move(n)) {}
+    Hooks(AuthStore s, std::string n, const ServerConfig& c)
+        : store(std::move(s)), authorizer(store, n, c.url), name(std::move(n)), config(c) {}
 
     AuthStore store;
     oauth::Authorizer authorizer;
@@ -50,6 +50,7 @@ oauth::LoginOptions login_options(const ServerConfig& config) {
     o.client.secret_env = config.auth.secret_env;
     o.client.client_metadata_url = config.auth.client_metadata_url;
     o.client.callback_port = config.auth.callback_port;
+    o.client.workload_token_file = config.auth.workload_token_file;
     return o;
 }
 
@@ -83,8 +84,7 @@ Status log_in(std::string_view name, const ServerConfig& config, const Person& p
 Status authorize(ClientEvents& events, std::string_view name, const ServerConfig& config,
                  const Person* person) {
     SION_TRY(AuthStore store, open_store(person != nullptr));
-    auto hooks = std::make_shared<Hooks>(std::move(store), std::string(name));
-    hooks->config = config;
+    auto hooks = std::make_shared<Hooks>(std::move(store), std::string(name), config);
     if (person)
         hooks->person = *person;
     events.authorization = [hooks]() -> std::string {
@@ -94,6 +94,17 @@ Status authorize(ClientEvents& events, std::string_view name, const ServerConfig
             return {};
         }
         return header->value_or("");
+    };
+    events.proof = [hooks](const std::string& method, const std::string& url) -> std::string {
+        auto proof = hooks->authorizer.proof(method, url);
+        if (!proof) {
+            log_error("MCP server %s: %s", hooks->name.c_str(), proof.error().message().c_str());
+            return {};
+        }
+        return std::move(*proof);
+    };
+    events.nonce = [hooks](const std::string& url, const std::string& nonce) {
+        return hooks->authorizer.keep_nonce(url, nonce);
     };
     events.refused = [hooks](int status, std::string www_authenticate, Retry retry) {
         oauth::Challenge challenge = oauth::parse_challenge(www_authenticate);
@@ -124,16 +135,19 @@ Status authorize(ClientEvents& events, std::string_view name, const ServerConfig
     return {};
 }
 
-std::string authorized_words(std::string_view name) {
+std::string authorized_words(std::string_view name, std::string_view url) {
     auto store = open_store(false);
     if (!store)
         return {};
     auto auth = store->server(name);
     if (!auth || !*auth)
         return {};
-    std::string words = ", authorized at " + (*auth)->issuer;
-    if (!(*auth)->scope.empty())
-        words += " for " + (*auth)->scope;
+    std::string words;
+    if ((*auth)->server_url == url) {
+        words = ", authorized at " + (*auth)->issuer;
+        if (!(*auth)->scope.empty())
+            words += " for " + (*auth)->scope;
+    }
     wipe((*auth)->access_token);
     wipe((*auth)->refresh_token);
     return words;

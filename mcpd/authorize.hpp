@@ -45,8 +45,8 @@ struct Person {
                                const ServerConfig& config, const Person* person);
 
 // ", authorized at http://127.0.0.1:8812 for notes:read" — what `list` adds for a server logged in
-// to; "" for one that is not.
-[[nodiscard]] std::string authorized_words(std::string_view name);
+// to at `url`; "" for one that is not (tokens kept for the name at another URL are not its).
+[[nodiscard]] std::string authorized_words(std::string_view name, std::string_view url);
 
 // `sion agent mcp logout NAME`: revokes and forgets, printing what was done to `out`.
 [[nodiscard]] Status log_out(std::string_view name, int out);

@@ -605,6 +605,8 @@ Result<std::unique_ptr<Client>> Client::reach(uv_loop_t* loop, HttpTarget target
     wire.first = impl->options.transport;
     wire.authorization = impl->events.authorization;
     wire.refused = impl->events.refused;
+    wire.proof = impl->events.proof;
+    wire.nonce = impl->events.nonce;
     // The session's GET stream: where a 2025 server sends its own requests and notifications.
     const ClientOptions& o = impl->options;
     wire.listen = static_cast<bool>(impl->events.tools_changed) || o.can_elicit || o.can_sample

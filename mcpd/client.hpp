@@ -84,6 +84,12 @@ struct ClientOptions {
 using Retry = std::function<void(bool again)>;
 using Authorization = std::function<std::string()>;
 using Refused = std::function<void(int status, std::string www_authenticate, Retry retry)>;
+// DPoP (RFC 9449): `proof` gives the DPoP header's value for a request by `method` to `url`,
+// asked right after `authorization` (empty: none). A 401 whose challenge says
+// error="use_dpop_nonce" hands its DPoP-Nonce to `nonce`, which keeps it for the next proofs
+// (false: not usable), and the request is sent once more before `refused` hears of it.
+using Proof = std::function<std::string(const std::string& method, const std::string& url)>;
+using NonceGiven = std::function<bool(const std::string& url, const std::string& nonce)>;
 
 struct ClientEvents {
     Ask elicit; // an ElicitRequest's params → an ElicitResult
@@ -94,6 +100,8 @@ struct ClientEvents {
     std::function<void(const Error&)> ended;
     Authorization authorization; // HTTP only
     Refused refused;             // HTTP only
+    Proof proof;                 // HTTP only
+    NonceGiven nonce;            // HTTP only
 };
 
 // Where an HTTP server is: its URL and the headers added to every request (values expanded).

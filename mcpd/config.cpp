@@ -64,6 +64,7 @@ Json auth_to_json(const AuthConfig& a) {
     text("secret_env", a.secret_env);
     text("client_metadata_url", a.client_metadata_url);
     text("scope", a.scope);
+    text("workload_token_file", a.workload_token_file);
     if (a.callback_port != 0)
         j.set("callback_port", a.callback_port);
     if (a.client_credentials)
@@ -78,7 +79,8 @@ Result<AuthConfig> auth_from_json(JsonView j) {
     for (auto [key, into] : {std::pair{"issuer", &a.issuer}, {"client_id", &a.client_id},
                              {"secret_env", &a.secret_env},
                              {"client_metadata_url", &a.client_metadata_url},
-                             {"scope", &a.scope}}) {
+                             {"scope", &a.scope},
+                             {"workload_token_file", &a.workload_token_file}}) {
         SION_TRY(std::string_view value, j.string_or(key, ""));
         *into = std::string(value);
     }

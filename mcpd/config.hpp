@@ -42,11 +42,12 @@ struct AuthConfig {
     std::string scope;               // --scope: asked for besides what the server says
     int callback_port = 0;           // --callback-port; 0: any free port
     bool client_credentials = false; // --client-credentials: no person logs in
+    std::string workload_token_file; // --workload-token-file: the workload's identity, no person
 
     [[nodiscard]] bool empty() const {
         return issuer.empty() && client_id.empty() && secret_env.empty()
             && client_metadata_url.empty() && scope.empty() && callback_port == 0
-            && !client_credentials;
+            && !client_credentials && workload_token_file.empty();
     }
 };
 

@@ -4,7 +4,12 @@
 #include "mcpd/oauth_wire.hpp"
 
 #include "lib/crypto.hpp"
+#include "lib/fd.hpp"
 #include "lib/text.hpp"
+
+#include <fcntl.h>
+
+#include <cerrno>
 
 namespace sion::mcpd::oauth {
 
@@ -18,10 +23,7 @@ std::string secret_method(const ServerMetadata& m) {
 
 namespace {
 
-constexpr size_t k_verifier_bytes = 32; // 43 base64url characters, RFC 7636's minimum
-constexpr size_t k_state_bytes = 24;
 constexpr int64_t k_assertion_lifetime_s = 300;
-
 
 // What a native application registers as: no secret where the server allows it.
 std::string registration_method(const ServerMetadata& m) {
@@ -55,9 +57,9 @@ Result<ClientRecord> register_client(const Discovery& discovery, const ClientSet
     const ServerMetadata& m = discovery.server;
     SION_TRY(Url server, parse_url(discovery.server_url));
     SION_TRY(Url target, parse_url(m.registration_endpoint));
-    SION_CHECK(check_reach(server, target, "registration endpoint"));
     std::string method = registration_method(m);
     HttpRequest request;
+    request.reach = reach_rule(server, target, "registration endpoint");
     request.method = "POST";
     request.url = m.registration_endpoint;
     request.timeout = settings.timeout;
@@ -95,10 +97,6 @@ Result<ClientRecord> register_client(const Discovery& discovery, const ClientSet
     else
         record.auth_method = method;
     return record;
-}
-
-std::string jwt_part(const Json& json) {
-    return base64url_encode(json.dump());
 }
 
 // The client's assertion for the issuer (RFC 7523 section 3): iss and sub the client, aud the
@@ -160,17 +158,6 @@ Result<ClientRecord> choose_client(const Discovery& discovery, const ClientSetti
     return registered;
 }
 
-Result<Pkce> make_pkce() {
-    SION_TRY(std::string verifier, random_bytes(k_verifier_bytes));
-    SION_TRY(std::string state, random_bytes(k_state_bytes));
-    Pkce pkce;
-    pkce.verifier = base64url_encode(verifier);
-    pkce.challenge = base64url_encode(sha256(pkce.verifier));
-    pkce.state = base64url_encode(state);
-    wipe(verifier);
-    return pkce;
-}
-
 std::string authorization_url(const Discovery& discovery, const ClientRecord& client,
                               const Pkce& pkce, std::string_view scope) {
     Form form = {{"response_type", "code"},
@@ -224,7 +211,8 @@ Result<std::string> code_from_redirect(std::string_view address, const Discovery
 }
 
 Result<Tokens> exchange_code(const Discovery& discovery, const ClientRecord& client,
-                             std::string_view code, const Pkce& pkce, const Settings& settings) {
+                             std::string_view code, const Pkce& pkce, const Settings& settings,
+                             DpopSigner dpop) {
     SION_TRY(Url server, parse_url(discovery.server_url));
     Form form = {{"grant_type", "authorization_code"},
                  {"code", std::string(code)},
@@ -233,11 +221,12 @@ Result<Tokens> exchange_code(const Discovery& discovery, const ClientRecord& cli
                  {"resource", discovery.resource}};
     HttpHeaders headers;
     authenticate(client.auth_method, client.client_id, client.client_secret, form, headers);
-    return post_token(server, discovery.server.token_endpoint, form, headers, settings);
+    return post_token(server, discovery.server.token_endpoint, form, headers, settings, dpop);
 }
 
 Result<Tokens> client_credentials(const Discovery& discovery, const ClientSettings& client,
-                                  std::string_view scope, const Settings& settings) {
+                                  std::string_view scope, const Settings& settings,
+                                  DpopSigner dpop) {
     if (client.client_id.empty())
         return make_error(Exit::usage, "the client credentials grant needs the client's "
                           "--client-id");
@@ -258,12 +247,59 @@ Result<Tokens> client_credentials(const Discovery& discovery, const ClientSettin
         return make_error(Exit::usage, "the client credentials grant needs the client's secret "
                           "or private key (--client-secret-env)");
     }
-    return post_token(server, discovery.server.token_endpoint, form, headers, settings);
+    return post_token(server, discovery.server.token_endpoint, form, headers, settings, dpop);
+}
+
+namespace {
+
+constexpr size_t k_max_workload_token = size_t{64} << 10;
+
+// The workload's identity token as the platform keeps it now, without the line end around it.
+Result<std::string> read_workload_token(const std::string& path) {
+    Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
+    if (!fd)
+        return sys_error(Exit::config, errno, "cannot read the workload identity token '%s'",
+                         path.c_str());
+    auto text = read_all(fd.get(), k_max_workload_token);
+    if (!text)
+        return make_error(Exit::config, "cannot read the workload identity token '%s': %s",
+                          path.c_str(), text.error().message().c_str());
+    size_t begin = text->find_first_not_of(" \t\r\n");
+    size_t end = text->find_last_not_of(" \t\r\n");
+    std::string token = begin == std::string::npos ? std::string()
+                                                   : text->substr(begin, end + 1 - begin);
+    wipe(*text);
+    if (token.empty())
+        return make_error(Exit::config, "the workload identity token '%s' is empty",
+                          path.c_str());
+    return token;
+}
+
+} // namespace
+
+Result<Tokens> workload_grant(const Discovery& discovery, const ClientSettings& client,
+                              std::string_view scope, const Settings& settings, DpopSigner dpop) {
+    if (client.client_id.empty())
+        return make_error(Exit::usage, "the workload identity grant needs the client's "
+                          "--client-id");
+    SION_TRY(Url server, parse_url(discovery.server_url));
+    SION_TRY(std::string assertion, read_workload_token(client.workload_token_file));
+    Form form = {{"grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer"},
+                 {"assertion", std::move(assertion)},
+                 {"resource", discovery.resource}};
+    if (!scope.empty())
+        form.emplace_back("scope", std::string(scope));
+    HttpHeaders headers;
+    authenticate(client.client_secret.empty() ? "none" : secret_method(discovery.server),
+                 client.client_id, client.client_secret, form, headers);
+    auto tokens = post_token(server, discovery.server.token_endpoint, form, headers, settings, dpop);
+    wipe(form[1].second);
+    return tokens;
 }
 
 Result<Tokens> enterprise_grant(const Discovery& discovery, const ClientSettings& client,
                                 const IdentityAssertion& identity, std::string_view scope,
-                                const Settings& settings) {
+                                const Settings& settings, DpopSigner dpop) {
     if (client.client_id.empty() || client.client_secret.empty())
         return make_error(Exit::usage, "enterprise-managed authorization needs the client's "
                           "--client-id and its secret (--client-secret-env)");
@@ -276,7 +312,7 @@ Result<Tokens> enterprise_grant(const Discovery& discovery, const ClientSettings
                      {"resource", discovery.resource}};
     if (!scope.empty())
         exchange.emplace_back("scope", std::string(scope));
-    auto grant = post_token(server, identity.token_endpoint, exchange, {}, settings, true);
+    auto grant = post_token(server, identity.token_endpoint, exchange, {}, settings, {}, true);
     if (!grant)
         return grant.error().context("cannot get an identity assertion grant");
     Form form = {{"grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer"},
@@ -287,7 +323,7 @@ Result<Tokens> enterprise_grant(const Discovery& discovery, const ClientSettings
     HttpHeaders headers;
     authenticate(secret_method(discovery.server), client.client_id, client.client_secret, form,
                  headers);
-    auto tokens = post_token(server, discovery.server.token_endpoint, form, headers, settings);
+    auto tokens = post_token(server, discovery.server.token_endpoint, form, headers, settings, dpop);
     wipe(grant->access_token);
     return tokens;
 }

@@ -80,6 +80,7 @@ ServerMetadata metadata_of(JsonView v) {
         v.boolean_or("authorization_response_iss_parameter_supported", false).value_or(false);
     m.client_id_metadata_document_supported =
         v.boolean_or("client_id_metadata_document_supported", false).value_or(false);
+    m.dpop_signing_alg_values_supported = strings_of(v, "dpop_signing_alg_values_supported");
     return m;
 }
 
@@ -182,7 +183,11 @@ Result<ServerMetadata> legacy_server(const Url& server, const Settings& settings
 
 Challenge parse_challenge(std::string_view s) {
     Challenge out;
-    bool in_bearer = false;
+    bool in_bearer = false; // within a Bearer or DPoP challenge
+    auto first = [](std::string& into, std::string value) {
+        if (into.empty())
+            into = std::move(value);
+    };
     size_t i = 0;
     while (i < s.size()) {
         while (i < s.size() && (is_space(s[i]) || s[i] == ','))
@@ -199,8 +204,9 @@ Challenge parse_challenge(std::string_view s) {
             continue;
         }
         if (after >= s.size() || s[after] != '=') {
-            in_bearer = name == "bearer";
-            out.bearer = out.bearer || in_bearer;
+            in_bearer = name == "bearer" || name == "dpop";
+            out.bearer = out.bearer || name == "bearer";
+            out.dpop = out.dpop || name == "dpop";
             continue;
         }
         i = after + 1;
@@ -218,13 +224,13 @@ Challenge parse_challenge(std::string_view s) {
         if (!in_bearer)
             continue;
         if (name == "resource_metadata")
-            out.resource_metadata = value;
+            first(out.resource_metadata, std::move(value));
         else if (name == "scope")
-            out.scope = value;
+            first(out.scope, std::move(value));
         else if (name == "error")
-            out.error = value;
+            first(out.error, std::move(value));
         else if (name == "error_description")
-            out.error_description = value;
+            first(out.error_description, std::move(value));
     }
     return out;
 }

@@ -67,7 +67,8 @@ Result<Challenge> probe(const std::string& server_url, const Settings& settings)
 }
 
 ServerAuth auth_of(const Discovery& d, const std::string& client_id, const std::string& method,
-                   const std::string& secret_env, Tokens tokens, const std::string& scope) {
+                   const std::string& secret_env, Tokens tokens, const std::string& scope,
+                   std::string_view dpop_key) {
     ServerAuth a;
     a.server_url = d.server_url;
     a.resource = d.resource;
@@ -81,7 +82,16 @@ ServerAuth auth_of(const Discovery& d, const std::string& client_id, const std::
     a.refresh_token = std::move(tokens.refresh_token);
     a.scope = tokens.scope.empty() ? scope : tokens.scope;
     a.expires_at = tokens.expires_at;
+    a.dpop_key = std::string(dpop_key);
+    a.dpop = tokens.dpop;
     return a;
+}
+
+// Forgets the secrets of `a` held in memory.
+void wipe_auth(ServerAuth& a) {
+    wipe(a.access_token);
+    wipe(a.refresh_token);
+    wipe(a.dpop_key);
 }
 
 int port_of(const std::string& redirect_uri) {
@@ -92,7 +102,7 @@ int port_of(const std::string& redirect_uri) {
 Result<ServerAuth> login_with_person(AuthStore& store, const Discovery& d,
                                      const LoginOptions& options, const ClientSettings& client,
                                      const std::string& scope, Consent& consent,
-                                     LoginOutcome& out) {
+                                     DpopSigner dpop, LoginOutcome& out) {
     if (!d.server.defaults && !contains(d.server.code_challenge_methods_supported, "S256"))
         return make_error(Exit::data, "refusing the authorization server '%s': it does not offer "
                           "PKCE with S256", redact_url(d.server.issuer).c_str());
@@ -104,13 +114,28 @@ Result<ServerAuth> login_with_person(AuthStore& store, const Discovery& d,
     SION_TRY(Pkce pkce, make_pkce());
     SION_TRY(std::string answer, consent.wait(authorization_url(d, record, pkce, scope)));
     SION_TRY(std::string code, code_from_redirect(answer, d, pkce));
-    auto tokens = exchange_code(d, record, code, pkce, options.settings);
+    auto tokens = exchange_code(d, record, code, pkce, options.settings, dpop);
     wipe(pkce.verifier);
     wipe(record.client_secret);
     if (!tokens)
         return std::move(tokens).error();
     return auth_of(d, record.client_id, record.auth_method, client.secret_env, std::move(*tokens),
-                   scope);
+                   scope, dpop.key);
+}
+
+// The tokens of a grant no person takes part in (client credentials, the workload's identity),
+// renewed by making it again: a refresh token would only outlive what the grant was made with.
+Result<ServerAuth> unattended_auth(const Discovery& d, const ClientSettings& client,
+                                   const std::string& method, Result<Tokens> tokens,
+                                   const std::string& scope, std::string_view dpop_key) {
+    if (!tokens)
+        return std::move(tokens).error();
+    ServerAuth auth =
+        auth_of(d, client.client_id, method, client.secret_env, std::move(*tokens), scope, dpop_key);
+    auth.unattended = true;
+    auth.workload_token_file = client.workload_token_file;
+    wipe(auth.refresh_token);
+    return auth;
 }
 
 } // namespace
@@ -132,49 +157,70 @@ Result<LoginOutcome> login(AuthStore& store, std::string_view name, const LoginO
     std::string scope = choose_scope(d, challenge, options.scope);
     LoginOutcome out;
     out.issuer = d.server.issuer;
-    Result<ServerAuth> auth = make_error(Exit::software, "no login was made");
-    if (options.client_credentials) {
-        auto tokens = oauth::client_credentials(d, client, scope, options.settings);
-        if (tokens) {
-            std::string method =
-                client.private_key_pem.empty() ? secret_method(d.server) : "private_key_jwt";
-            auth = auth_of(d, client.client_id, method, client.secret_env, std::move(*tokens), scope);
-            auth->unattended = true;
-            // Renewals are the grant made again: a refresh token would only outlive the secret.
-            wipe(auth->refresh_token);
-        } else {
-            auth = std::move(tokens).error();
+    // RFC 9449: a key of this login's own, where the server takes ES256 proofs.
+    std::string key;
+    if (offers_dpop(d.server)) {
+        auto made = es256_generate();
+        if (!made) {
+            wipe_client(client);
+            return std::move(made).error();
         }
-        out.client_id = client.client_id;
+        key = std::move(*made);
+    }
+    DpopNonces nonces;
+    DpopSigner dpop{key, &nonces};
+    Result<ServerAuth> auth = make_error(Exit::software, "no login was made");
+    out.client_id = client.client_id;
+    if (options.client_credentials) {
+        std::string method =
+            client.private_key_pem.empty() ? secret_method(d.server) : "private_key_jwt";
+        auth = unattended_auth(d, client, method,
+                               oauth::client_credentials(d, client, scope, options.settings, dpop),
+                               scope, key);
         out.unattended = true;
+    } else if (!client.workload_token_file.empty()) {
+        std::string method = client.client_secret.empty() ? "none" : secret_method(d.server);
+        auth = unattended_auth(d, client, method,
+                               workload_grant(d, client, scope, options.settings, dpop), scope,
+                               key);
+        out.unattended = out.workload = true;
     } else if (options.identity) {
-        auto tokens = enterprise_grant(d, client, *options.identity, scope, options.settings);
+        auto tokens =
+            enterprise_grant(d, client, *options.identity, scope, options.settings, dpop);
         if (tokens) {
             auth = auth_of(d, client.client_id, secret_method(d.server), client.secret_env,
-                           std::move(*tokens), scope);
+                           std::move(*tokens), scope, key);
             wipe(auth->refresh_token);
         } else {
             auth = std::move(tokens).error();
         }
-        out.client_id = client.client_id;
     } else {
-        auth = login_with_person(store, d, options, client, scope, consent, out);
+        auth = login_with_person(store, d, options, client, scope, consent, dpop, out);
     }
     wipe_client(client);
+    wipe(key);
     if (!auth)
         return std::move(auth).error();
     out.scope = auth->scope;
     out.refreshable = !auth->refresh_token.empty();
     Status kept = store.put_server(name, *auth);
-    wipe(auth->access_token);
-    wipe(auth->refresh_token);
+    wipe_auth(*auth);
     if (!kept)
         return std::move(kept).error();
     return out;
 }
 
-Result<std::optional<std::string>> Authorizer::header() {
+Result<std::optional<ServerAuth>> Authorizer::kept() {
     SION_TRY(auto auth, m_store.server(m_name));
+    if (auth && auth->server_url != m_server_url) {
+        wipe_auth(*auth);
+        auth.reset();
+    }
+    return auth;
+}
+
+Result<std::optional<std::string>> Authorizer::header() {
+    SION_TRY(auto auth, kept());
     if (!auth || auth->access_token.empty())
         return std::optional<std::string>();
     if (auth->expires_at != 0 && now_s() + k_expiry_margin_s >= auth->expires_at
@@ -182,23 +228,38 @@ Result<std::optional<std::string>> Authorizer::header() {
         SION_TRY(Renewal renewed, renew_tokens(*auth, Challenge{}));
         if (!renewed.retry)
             return make_error(Exit::no_perm, "%s", needs_login(m_name, 401, renewed.scope).c_str());
-        SION_TRY(auto fresh, m_store.server(m_name));
+        SION_TRY(auto fresh, kept());
         if (fresh)
             auth = std::move(fresh);
     }
-    std::string value = "Bearer " + auth->access_token;
-    wipe(auth->access_token);
-    wipe(auth->refresh_token);
+    std::string value = (auth->dpop ? "DPoP " : "Bearer ") + auth->access_token;
+    wipe_auth(*auth);
     return std::optional<std::string>(std::move(value));
 }
 
+Result<std::string> Authorizer::proof(std::string_view method, std::string_view url) {
+    SION_TRY(auto auth, kept());
+    if (!auth || !auth->dpop || auth->dpop_key.empty())
+        return std::string();
+    auto made = dpop_proof(auth->dpop_key, method, url, auth->access_token, m_nonces.of(url));
+    wipe_auth(*auth);
+    return made;
+}
+
+bool Authorizer::keep_nonce(std::string_view url, std::string_view nonce) {
+    return m_nonces.keep(url, nonce);
+}
+
 Result<Renewal> Authorizer::renew(int status, const Challenge& challenge) {
-    SION_TRY(auto auth, m_store.server(m_name));
+    SION_TRY(auto auth, kept());
     Renewal login_again;
     login_again.scope = challenge.scope;
     login_again.why = format("HTTP %d", status);
     if (!auth)
         return login_again;
+    if (challenge.error == "use_dpop_nonce")
+        return make_error(Exit::no_perm, "the MCP server %s refuses the DPoP proof even with the "
+                          "nonce it gave", m_name.c_str());
     if (status == 403 && challenge.error == "insufficient_scope") {
         std::string wanted = words_union(auth->scope, challenge.scope);
         if (wanted == words_union(auth->scope, ""))
@@ -248,9 +309,13 @@ Result<Renewal> Authorizer::renew_tokens(ServerAuth& auth, const Challenge& chal
                 client.client_secret = kept->client_secret;
         }
     }
+    client.workload_token_file = auth.workload_token_file;
+    DpopSigner dpop{auth.dpop_key, &m_nonces};
     Result<Tokens> tokens = make_error(Exit::software, "no renewal was made");
-    if (auth.unattended) {
-        tokens = client_credentials(d, client, auth.scope, m_settings);
+    if (auth.unattended && !auth.workload_token_file.empty()) {
+        tokens = workload_grant(d, client, auth.scope, m_settings, dpop);
+    } else if (auth.unattended) {
+        tokens = client_credentials(d, client, auth.scope, m_settings, dpop);
     } else {
         SION_TRY(Url server, parse_url(auth.server_url));
         Form form = {{"grant_type", "refresh_token"},
@@ -258,7 +323,7 @@ Result<Renewal> Authorizer::renew_tokens(ServerAuth& auth, const Challenge& chal
                      {"resource", auth.resource}};
         HttpHeaders headers;
         authenticate(auth.auth_method, auth.client_id, client.client_secret, form, headers);
-        tokens = post_token(server, auth.token_endpoint, form, headers, m_settings);
+        tokens = post_token(server, auth.token_endpoint, form, headers, m_settings, dpop);
     }
     wipe_client(client);
     if (!tokens) {
@@ -274,6 +339,7 @@ Result<Renewal> Authorizer::renew_tokens(ServerAuth& auth, const Challenge& chal
     if (!tokens->scope.empty())
         auth.scope = tokens->scope;
     auth.expires_at = tokens->expires_at;
+    auth.dpop = tokens->dpop;
     m_renewed = sha256(auth.access_token);
     SION_CHECK(m_store.put_server(m_name, auth));
     Renewal renewed;
@@ -288,7 +354,7 @@ namespace {
 Status revoke_tokens(const ServerAuth& auth, const std::string& secret, const Settings& settings) {
     SION_TRY(Url server, parse_url(auth.server_url));
     SION_TRY(Url target, parse_url(auth.revocation_endpoint));
-    SION_CHECK(check_reach(server, target, "revocation endpoint"));
+    auto reach = reach_rule(server, target, "revocation endpoint");
     for (const auto* token : {&auth.refresh_token, &auth.access_token}) {
         if (token->empty())
             continue;
@@ -298,6 +364,7 @@ Status revoke_tokens(const ServerAuth& auth, const std::string& secret, const Se
         HttpRequest request;
         request.method = "POST";
         request.url = auth.revocation_endpoint;
+        request.reach = reach;
         request.timeout = settings.timeout;
         request.ca_bundle = settings.ca_bundle;
         authenticate(auth.auth_method, auth.client_id, secret, form, request.headers);
@@ -337,8 +404,7 @@ Result<LogoutOutcome> logout(AuthStore& store, std::string_view name, const Sett
         else
             out.revoke_error = revoked.error().message();
     }
-    wipe(auth->access_token);
-    wipe(auth->refresh_token);
+    wipe_auth(*auth);
     SION_TRY(bool forgot, store.forget_server(name));
     (void)forgot;
     SION_TRY(auto others, store.servers_of(auth->issuer));
@@ -362,7 +428,9 @@ std::vector<std::string> login_lines(std::string_view name, const LoginOutcome& 
     std::string line = "authorized " + n + " at " + o.issuer;
     if (!o.scope.empty())
         line += " for " + o.scope;
-    if (o.unattended)
+    if (o.workload)
+        line += ", renewed without anyone with the workload's identity token";
+    else if (o.unattended)
         line += ", renewed without anyone with the client's credentials";
     else if (o.refreshable)
         line += ", renewed without you while its refresh token lasts";

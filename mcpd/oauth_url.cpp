@@ -4,27 +4,67 @@
 
 #include "lib/http.hpp"
 
-#include <arpa/inet.h>
-
-#include <cstring>
+#include <algorithm>
 
 namespace sion::mcpd::oauth {
 
 namespace {
 
-bool in_v4(const unsigned char* a, unsigned net, unsigned bits) {
-    uint32_t addr = (uint32_t{a[0]} << 24) | (uint32_t{a[1]} << 16) | (uint32_t{a[2]} << 8) | a[3];
-    uint32_t mask = bits == 0 ? 0 : ~uint32_t{0} << (32 - bits);
-    return (addr & mask) == (net & mask);
+// Resolving the MCP server's name, to know where it is.
+constexpr std::chrono::milliseconds k_resolve_limit{10000};
+
+Reach reach_of_kind(AddressKind kind) {
+    switch (kind) {
+    case AddressKind::loopback:
+        return Reach::loopback;
+    case AddressKind::public_network:
+        return Reach::public_network;
+    case AddressKind::unspecified:
+    case AddressKind::private_network:
+        break;
+    }
+    return Reach::private_network;
 }
 
-Reach reach_v4(const unsigned char* a) {
-    if (in_v4(a, 0x7f000000, 8))
-        return Reach::loopback;
-    if (in_v4(a, 0x0a000000, 8) || in_v4(a, 0xac100000, 12) || in_v4(a, 0xc0a80000, 16)
-        || in_v4(a, 0xa9fe0000, 16) || in_v4(a, 0x64400000, 10) || in_v4(a, 0, 8))
-        return Reach::private_network;
-    return Reach::public_network;
+// Where the MCP server is: its least inside address (a name that does not resolve is public).
+Reach server_reach(const Url& server) {
+    auto found = resolve_host(server.host, k_resolve_limit);
+    if (!found)
+        return Reach::public_network;
+    Reach out = Reach::loopback;
+    for (const Address& a : *found)
+        out = std::max(out, reach_of_kind(a.kind));
+    return out;
+}
+
+// The rule of oauth.hpp's check_reach for a target at `there`.
+Status judge(Reach here, const Address& there, const Url& target, const char* what) {
+    std::string shown = redact_url(target.without_query());
+    Reach at = reach_of_kind(there.kind);
+    if (there.kind == AddressKind::unspecified)
+        return make_error(Exit::no_perm, "refusing %s at '%s': %s is no server's address", what,
+                          shown.c_str(), there.text.c_str());
+    if (target.scheme == "http" && (at != Reach::loopback || here != Reach::loopback))
+        return make_error(Exit::no_perm,
+                          "refusing %s at '%s': plain HTTP is used only when the MCP server and it "
+                          "are both on this machine",
+                          what, shown.c_str());
+    if (at == Reach::loopback && here != Reach::loopback)
+        return make_error(Exit::no_perm,
+                          "refusing %s at '%s': it is on this machine and the MCP server is not",
+                          what, shown.c_str());
+    if (at == Reach::private_network && here == Reach::public_network)
+        return make_error(Exit::no_perm,
+                          "refusing %s at '%s': it is at a private address and the MCP server is not",
+                          what, shown.c_str());
+    return {};
+}
+
+// A host as written: localhost, an address, or a name (taken for a public address).
+Address literal(const std::string& host) {
+    if (is_localhost(host))
+        return Address{host, false, AddressKind::loopback};
+    return parse_address(host).value_or(Address{host, false, AddressKind::public_network});
 }
 
 } // namespace
@@ -99,43 +139,21 @@ Result<Url> parse_url(std::string_view text) {
 }
 
 Reach reach_of(std::string_view host) {
-    std::string h(host);
-    if (h == "localhost" || h.ends_with(".localhost"))
-        return Reach::loopback;
-    unsigned char a[16];
-    if (::inet_pton(AF_INET, h.c_str(), a) == 1)
-        return reach_v4(a);
-    if (::inet_pton(AF_INET6, h.c_str(), a) != 1)
-        return Reach::public_network;
-    static const unsigned char k_loopback[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
-    static const unsigned char k_mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-    if (std::memcmp(a, k_loopback, 16) == 0)
-        return Reach::loopback;
-    if (std::memcmp(a, k_mapped, 12) == 0)
-        return reach_v4(a + 12);
-    if ((a[0] & 0xfe) == 0xfc || (a[0] == 0xfe && (a[1] & 0xc0) == 0x80))
-        return Reach::private_network;
-    return Reach::public_network;
+    return reach_of_kind(literal(std::string(host)).kind);
 }
 
 Status check_reach(const Url& server, const Url& target, const char* what) {
-    Reach here = reach_of(server.host);
-    Reach there = reach_of(target.host);
-    std::string shown = redact_url(target.without_query());
-    if (target.scheme == "http" && (there != Reach::loopback || here != Reach::loopback))
-        return make_error(Exit::no_perm,
-                          "refusing %s at '%s': plain HTTP is used only when the MCP server and it "
-                          "are both on this machine",
-                          what, shown.c_str());
-    if (there == Reach::loopback && here != Reach::loopback)
-        return make_error(Exit::no_perm,
-                          "refusing %s at '%s': it is on this machine and the MCP server is not",
-                          what, shown.c_str());
-    if (there == Reach::private_network && here == Reach::public_network)
-        return make_error(Exit::no_perm,
-                          "refusing %s at '%s': it is at a private address and the MCP server is not",
-                          what, shown.c_str());
-    return {};
+    return judge(reach_of(server.host), literal(target.host), target, what);
+}
+
+std::function<Status(const Destination&)> reach_rule(const Url& server, const Url& target,
+                                                     const char* what) {
+    return [server, target, what](const Destination& where) -> Status {
+        Reach here = server_reach(server);
+        for (const Address& a : where.addresses)
+            SION_CHECK(judge(here, a, target, what));
+        return {};
+    };
 }
 
 } // namespace sion::mcpd::oauth

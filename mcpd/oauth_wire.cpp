@@ -119,8 +119,9 @@ int64_t now_s() {
 Result<Fetched> get_json(const Url& server, const std::string& url, const char* what,
                          const Settings& settings) {
     SION_TRY(Url target, parse_url(url));
-    SION_CHECK(check_reach(server, target, what));
-    SION_TRY(HttpResponse response, http_send(request_for(url, settings)));
+    HttpRequest request = request_for(url, settings);
+    request.reach = reach_rule(server, target, what);
+    SION_TRY(HttpResponse response, http_send(request));
     Fetched out;
     out.status = response.status;
     if (response.status != 200)
@@ -147,53 +148,101 @@ void authenticate(const std::string& method, const std::string& client_id,
         form.emplace_back("client_secret", secret);
 }
 
+std::string jwt_part(const Json& json) {
+    return base64url_encode(json.dump());
+}
+
+namespace {
+
+// The error of a token endpoint's refusal, for its message: "invalid_grant (the code expired)".
+std::string refusal_of(const HttpResponse& response, JsonView doc) {
+    std::string why = printable(doc.string_or("error", "").value_or(""));
+    std::string more = printable(doc.string_or("error_description", "").value_or(""));
+    if (why.empty())
+        why = format("HTTP %d", response.status);
+    if (!more.empty())
+        why += " (" + more + ")";
+    return why;
+}
+
+Result<HttpResponse> send_token_request(HttpRequest request, const std::string& url,
+                                        DpopSigner dpop) {
+    if (!dpop.key.empty()) {
+        std::string nonce = dpop.nonces ? dpop.nonces->of(url) : std::string();
+        SION_TRY(std::string proof, dpop_proof(dpop.key, "POST", url, "", nonce));
+        request.headers.add("DPoP", proof);
+    }
+    auto sent = http_send(request);
+    wipe(request.body);
+    if (sent && dpop.nonces)
+        if (auto nonce = sent->headers.get("DPoP-Nonce"))
+            (void)dpop.nonces->keep(url, *nonce); // a fresh one may come with any answer (8.2)
+    return sent;
+}
+
+} // namespace
+
 Result<Tokens> post_token(const Url& server, const std::string& url, const Form& form,
-                          const HttpHeaders& headers, const Settings& settings, bool any_type) {
+                          const HttpHeaders& headers, const Settings& settings, DpopSigner dpop,
+                          bool any_type) {
     SION_TRY(Url target, parse_url(url));
-    SION_CHECK(check_reach(server, target, "token endpoint"));
     HttpRequest request = request_for(url, settings);
+    request.reach = reach_rule(server, target, "token endpoint");
     request.method = "POST";
     for (const auto& [name, value] : headers.entries())
         request.headers.add(name, value);
     request.headers.add("Content-Type", "application/x-www-form-urlencoded");
     request.body = form_encode(form);
-    auto sent = http_send(request);
-    wipe(request.body);
-    if (!sent)
-        return std::move(sent).error();
     std::string shown = redact_url(url);
-    auto doc = Json::parse(sent->body);
-    bool object = doc && doc->view().is_object();
+    Result<HttpResponse> sent = send_token_request(request, url, dpop);
+    Json doc; // the answer, when it is a JSON object
+    for (bool retried = false;; retried = true) {
+        if (!sent) {
+            wipe(request.body);
+            return std::move(sent).error();
+        }
+        auto parsed = Json::parse(sent->body);
+        doc = parsed && parsed->view().is_object() ? std::move(*parsed) : Json();
+        bool wants_nonce = sent->status == 400 && !dpop.key.empty()
+                           && doc.view().string_or("error", "").value_or("") == "use_dpop_nonce";
+        if (!wants_nonce || retried)
+            break;
+        // RFC 9449 section 8: once more with the nonce it gave; a second refusal is final.
+        std::string nonce(sent->headers.get("DPoP-Nonce").value_or(""));
+        if (!dpop.nonces || !dpop.nonces->keep(url, nonce)) {
+            wipe(request.body);
+            return make_error(Exit::data, "the token endpoint '%s' asks for a DPoP nonce and "
+                              "gives none that is usable (a token68 of at most %zu characters)",
+                              shown.c_str(), DpopNonces::k_max_size);
+        }
+        sent = send_token_request(request, url, dpop);
+    }
+    wipe(request.body);
     if (sent->status != 200) {
-        std::string why = object ? printable(doc->view().string_or("error", "").value_or(""))
-                                 : std::string();
-        std::string more = object ? printable(doc->view()
-                                                  .string_or("error_description", "")
-                                                  .value_or(""))
-                                  : std::string();
-        if (why.empty())
-            why = format("HTTP %d", sent->status);
-        if (!more.empty())
-            why += " (" + more + ")";
+        std::string why = refusal_of(*sent, doc.view());
         return make_error(Exit::no_perm, "the token endpoint '%s' refused the request: %s",
                           shown.c_str(), why.c_str());
     }
-    if (!object)
+    if (!doc.exists())
         return make_error(Exit::data, "cannot read the answer of the token endpoint '%s': it is "
                           "not a JSON object", shown.c_str());
-    JsonView v = doc->view();
+    JsonView v = doc.view();
     auto access = v.string("access_token");
     if (!access || access->empty())
         return make_error(Exit::data, "the token endpoint '%s' gave no access_token",
                           shown.c_str());
     std::string type = lowercase(v.string_or("token_type", "Bearer").value_or(""));
-    if (type != "bearer" && !any_type)
+    if (type == "dpop" && dpop.key.empty())
+        return make_error(Exit::data, "the token endpoint '%s' gave a DPoP token, though its "
+                          "authorization server does not offer DPoP with ES256", shown.c_str());
+    if (type != "bearer" && type != "dpop" && !any_type)
         return make_error(Exit::data, "the token endpoint '%s' gave a token of type '%s', not Bearer",
                           shown.c_str(), printable(type).c_str());
     Tokens tokens;
     tokens.access_token = std::string(*access);
     tokens.refresh_token = std::string(v.string_or("refresh_token", "").value_or(""));
     tokens.scope = std::string(v.string_or("scope", "").value_or(""));
+    tokens.dpop = type == "dpop";
     auto expires = v.get("expires_in").as_number();
     if (expires && *expires > 0 && *expires < 1e9)
         tokens.expires_at = now_s() + static_cast<int64_t>(*expires);

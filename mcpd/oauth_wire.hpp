@@ -35,11 +35,16 @@ struct Fetched {
 
 // POSTs `form` to the token endpoint `url` with the client authentication in `headers`, and reads
 // the tokens of a 200, or the server's error (Exit::no_perm, "the token endpoint 'X' refused the
-// request: invalid_grant (the code expired)"). The token must be a Bearer one unless `any_type`
-// (a token exchange's answer, whose type is "N_A").
+// request: invalid_grant (the code expired)"). With `dpop.key`, each POST carries a proof, and a
+// use_dpop_nonce refusal is answered once with its nonce (oauth.hpp's Tokens). The token must be
+// a Bearer one (or DPoP, when proofs were sent) unless `any_type` (a token exchange's answer,
+// whose type is "N_A").
 [[nodiscard]] Result<Tokens> post_token(const Url& server, const std::string& url, const Form& form,
                                         const HttpHeaders& headers, const Settings& settings,
-                                        bool any_type = false);
+                                        DpopSigner dpop = {}, bool any_type = false);
+
+// A JWT's header or claims: base64url of the JSON text.
+[[nodiscard]] std::string jwt_part(const Json& json);
 
 // The words of `a`, then those of `b` not among them, space-separated, each once.
 [[nodiscard]] std::string words_union(std::string_view a, std::string_view b);

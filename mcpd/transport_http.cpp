@@ -62,6 +62,7 @@ struct Call {
     UvHttp::Id transfer = 0;
     bool transferring = false;
     bool auth_retried = false;
+    bool nonce_retried = false; // sent again with the DPoP nonce a refusal gave
     bool session_retried = false;
     int resumes = 0;
     std::string last_id;
@@ -179,8 +180,12 @@ private:
         if (!m_protocol.empty() && !m_sse)
             r.headers.add("MCP-Protocol-Version", m_protocol);
         if (m_wire.authorization)
-            if (std::string value = m_wire.authorization(); !value.empty())
+            if (std::string value = m_wire.authorization(); !value.empty()) {
                 r.headers.add("Authorization", std::move(value));
+                if (m_wire.proof)
+                    if (std::string proof = m_wire.proof(r.method, r.url); !proof.empty())
+                        r.headers.add("DPoP", std::move(proof));
+            }
         return r;
     }
 
@@ -389,6 +394,11 @@ private:
             return;
         }
         if (refusal(status, res->headers)) {
+            if (!c->nonce_retried && takes_nonce(status, res->headers)) {
+                c->nonce_retried = true;
+                post_call(c);
+                return;
+            }
             authorize(status, res->headers, c->auth_retried,
                       [weak = weak_from_this(), c](Result<bool> again) {
                           auto self = weak.lock();
@@ -457,6 +467,16 @@ private:
         return status == 403
             && headers.get("WWW-Authenticate").value_or("").find("insufficient_scope")
             != std::string_view::npos;
+    }
+
+    // RFC 9449 section 9: a 401 asking for a DPoP nonce gives one, kept for the next proofs.
+    bool takes_nonce(int status, const HttpHeaders& headers) {
+        auto nonce = headers.get("DPoP-Nonce");
+        if (status != 401 || !m_wire.nonce || !nonce)
+            return false;
+        std::string_view challenge = headers.get("WWW-Authenticate").value_or("");
+        return oauth::parse_challenge(challenge).error == "use_dpop_nonce"
+            && m_wire.nonce(post_url(), std::string(*nonce));
     }
 
     // The server refused the client's authorization: the hook may renew it (then `then(true)`).

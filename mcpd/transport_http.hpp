@@ -41,6 +41,8 @@ struct HttpWire {
     size_t max_message = k_max_message;
     Authorization authorization;
     Refused refused;
+    Proof proof;
+    NonceGiven nonce;
 };
 
 [[nodiscard]] Result<std::shared_ptr<Transport>> reach_http(uv_loop_t* loop, HttpWire wire,

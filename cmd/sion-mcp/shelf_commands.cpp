@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <utility>
 
 namespace sion::mcp_cmd {
 
@@ -114,10 +115,12 @@ mcpd::AuthConfig auth_config_from(const Args& args) {
     a.client_metadata_url = args.value("client-metadata-url").value_or("");
     a.scope = args.value("scope").value_or("");
     a.client_credentials = args.has("client-credentials");
+    a.workload_token_file = args.value("workload-token-file").value_or("");
     if (auto port = args.value("callback-port")) {
-        char* end = nullptr;
-        long n = std::strtol(port->c_str(), &end, 10);
-        if (port->empty() || *end != '\0' || n < 1 || n > 65535)
+        // Digits only: strtol alone would take " 80" and "+80".
+        bool digits = !port->empty() && port->find_first_not_of("0123456789") == std::string::npos;
+        long n = digits ? std::strtol(port->c_str(), nullptr, 10) : 0;
+        if (n < 1 || n > 65535)
             die(usage_error("--callback-port takes a port from 1 to 65535, not '" + *port + "'"));
         a.callback_port = static_cast<int>(n);
     }
@@ -127,6 +130,17 @@ mcpd::AuthConfig auth_config_from(const Args& args) {
         die(usage_error("--client-credentials needs --client-id and --client-secret-env"));
     if (a.client_credentials && !a.client_metadata_url.empty())
         die(usage_error("--client-credentials does not go with --client-metadata-url"));
+    if (args.has("workload-token-file")) {
+        if (!a.workload_token_file.starts_with('/'))
+            die(usage_error("--workload-token-file takes an absolute path, not '"
+                            + a.workload_token_file + "'"));
+        if (a.client_id.empty())
+            die(usage_error("--workload-token-file needs --client-id"));
+        if (a.client_credentials)
+            die(usage_error("--workload-token-file does not go with --client-credentials"));
+        if (!a.client_metadata_url.empty())
+            die(usage_error("--workload-token-file does not go with --client-metadata-url"));
+    }
     return a;
 }
 
@@ -162,7 +176,7 @@ mcpd::ServerConfig config_from(const Args& args, const std::string& home) {
     }
     for (const char* remote : {"header", "no-browser", "issuer", "client-id", "client-secret-env",
                                "client-metadata-url", "callback-port", "scope",
-                               "client-credentials"})
+                               "client-credentials", "workload-token-file"})
         if (args.has(remote))
             die(usage_error(std::string("--") + remote + " goes with --url"));
     mcpd::ServerConfig c;
@@ -212,6 +226,16 @@ mcpd::Introduced introduced(const mcpd::Connected& c) {
     return {c.protocol, c.server_name, c.server_version, c.transport == "stdio" ? "" : c.transport};
 }
 
+// The shelf's entry of the server over HTTP that login or logout is about.
+mcpd::ShelfEntry http_entry(const char* name) {
+    Db db = or_die(open_state(or_die(prepare_home())));
+    mcpd::ShelfEntry entry = or_die(mcpd::Shelf(db).get(name));
+    if (entry.config.url.empty())
+        die(make_error(Exit::usage, "MCP server %s runs here, not over HTTP: it has no login",
+                       name));
+    return entry;
+}
+
 } // namespace
 
 std::vector<OptionSpec> add_options() {
@@ -232,6 +256,8 @@ std::vector<OptionSpec> add_options() {
         {"callback-port", 0, "N", "the port on 127.0.0.1 the browser comes back to"},
         {"scope", 0, "S", "scopes asked for besides those the server names"},
         {"client-credentials", 0, nullptr, "authorize the client itself: nobody logs in"},
+        {"workload-token-file", 0, "PATH",
+         "the file where the platform keeps the workload's identity token: nobody logs in"},
         {"effect", 0, "TOOL=EFFECT", "what TOOL's calls do: read, write, external or spend (repeatable)"},
         {"timeout", 0, "S", "seconds a call may take before it is uncertain (60)"},
     };
@@ -289,7 +315,7 @@ int list_command(int argc, const char* const* argv) {
             std::printf("\n");
         first = false;
         std::printf("%s: %s%s\n", e.name.c_str(), mcpd::describe(e.config).c_str(),
-                    e.config.url.empty() ? "" : mcpd::authorized_words(e.name).c_str());
+                    e.config.url.empty() ? "" : mcpd::authorized_words(e.name, e.config.url).c_str());
         std::vector<mcpd::Pin> pins = or_die(shelf.pins(e.name));
         std::sort(pins.begin(), pins.end(),
                   [](const mcpd::Pin& a, const mcpd::Pin& b) { return a.tool < b.tool; });
@@ -382,14 +408,7 @@ int login_command(int argc, const char* const* argv) {
     Args args = parse_args_or_exit(spec, argc, argv);
     const char* name = name_operand(args, "sion-mcp login NAME");
     no_more_operands(args, 1);
-    mcpd::ShelfEntry entry;
-    {
-        Db db = or_die(open_state(or_die(prepare_home())));
-        entry = or_die(mcpd::Shelf(db).get(name));
-    }
-    if (entry.config.url.empty())
-        die(make_error(Exit::usage, "MCP server %s runs here, not over HTTP: it has no login",
-                       name));
+    mcpd::ShelfEntry entry = http_entry(name);
     if (auto scope = args.value("scope"))
         entry.config.auth.scope = entry.config.auth.scope.empty()
             ? *scope
@@ -409,22 +428,38 @@ int logout_command(int argc, const char* const* argv) {
     Args args = parse_args_or_exit(spec, argc, argv);
     const char* name = name_operand(args, "sion-mcp logout NAME");
     no_more_operands(args, 1);
-    {
-        Db db = or_die(open_state(or_die(prepare_home())));
-        (void)or_die(mcpd::Shelf(db).get(name));
-    }
+    (void)http_entry(name);
     or_die(mcpd::log_out(name, 1));
     return 0;
 }
 
 int remove_command(int argc, const char* const* argv) {
-    const CommandSpec spec{"sion-mcp remove", "sion-mcp remove NAME",
-                           "Take a server off the shelf, and off every profile that had it.", {}};
+    const CommandSpec spec{
+        "sion-mcp remove",
+        "sion-mcp remove NAME",
+        "Take a server off the shelf, and off every profile that had it. Its tokens are revoked\n"
+        "where its authorization server takes revocations, and forgotten, as logout does.",
+        {},
+    };
     Args args = parse_args_or_exit(spec, argc, argv);
     const char* name = name_operand(args, "sion-mcp remove NAME");
     no_more_operands(args, 1);
-    Db db = or_die(open_state(or_die(prepare_home())));
-    or_die(mcpd::Shelf(db).remove(name));
+    std::string home = or_die(prepare_home());
+    Db db = or_die(open_state(home));
+    mcpd::Shelf shelf(db);
+    (void)or_die(shelf.get(name));
+    // The tokens go first, as logout forgets them: a store that cannot be read (tampered) stops
+    // the removal before anything changed. A revocation that fails does not.
+    mcpd::AuthStore store = or_die(mcpd::AuthStore::open(home, false));
+    mcpd::oauth::LogoutOutcome forgot = or_die(mcpd::oauth::logout(store, name, {}));
+    or_die(shelf.remove(name));
+    std::string unrevoked = std::exchange(forgot.revoke_error, {});
+    if (!unrevoked.empty())
+        log_error("could not revoke the tokens of MCP server %s, forgotten all the same: %s", name,
+                  unrevoked.c_str());
+    if (forgot.had_authorization)
+        for (const std::string& line : mcpd::oauth::logout_lines(name, forgot))
+            std::printf("%s\n", line.c_str());
     std::printf("removed MCP server %s from the shelf\n", name);
     return 0;
 }

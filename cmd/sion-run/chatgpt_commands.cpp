@@ -1,26 +1,20 @@
 // SPDX-License-Identifier: MIT
 // sion-run chatgpt login|status|models|logout: signing in with ChatGPT (lib/models/chatgpt.hpp),
-// the browser's way back on a loopback port.
+// the browser's way back on a loopback port (lib/oauth_loopback.hpp).
 #include "cmd/sion-run/commands.hpp"
 #include "lib/child.hpp"
 #include "lib/crypto.hpp"
-#include "lib/fd.hpp"
 #include "lib/home.hpp"
 #include "lib/log.hpp"
 #include "lib/models/chatgpt.hpp"
-#include "lib/text.hpp"
+#include "lib/oauth_loopback.hpp"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
-#include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
-#include <map>
 
 namespace sion::run_cmd {
 
@@ -28,111 +22,7 @@ namespace chatgpt = models::chatgpt;
 
 namespace {
 
-constexpr int k_login_timeout_ms = 300'000;
-constexpr size_t k_max_request = 8192;
-
-// A socket listening on 127.0.0.1: `port`, else one the kernel picks when that one is taken.
-Result<Fd> listen_loopback(int port, int* bound) {
-    Fd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    if (!fd)
-        return sys_error(Exit::os, errno, "cannot make a socket");
-    // A port another sign-in just closed (TIME_WAIT) is taken again; one that listens is not.
-    int on = 1;
-    (void)::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = htons(static_cast<uint16_t>(port));
-    if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-        if (errno != EADDRINUSE)
-            return sys_error(Exit::os, errno, "cannot listen on 127.0.0.1:%d", port);
-        addr.sin_port = 0;
-        if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0)
-            return sys_error(Exit::os, errno, "cannot listen on 127.0.0.1");
-    }
-    socklen_t len = sizeof addr;
-    if (::listen(fd.get(), 8) != 0
-        || ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&addr), &len) != 0)
-        return sys_error(Exit::os, errno, "cannot listen on 127.0.0.1");
-    *bound = ntohs(addr.sin_port);
-    return fd;
-}
-
-// The way back: the callback's path and its query's parameters.
-struct Callback {
-    std::string path;
-    std::map<std::string, std::string> query;
-};
-
-// The request line of a connection's request, read within the deadline.
-Result<Callback> read_request(int fd) {
-    std::string head;
-    char buf[1024];
-    while (head.find("\r\n") == std::string::npos && head.size() < k_max_request) {
-        pollfd p{fd, POLLIN, 0};
-        if (::poll(&p, 1, 10'000) <= 0)
-            return make_error(Exit::io, "the browser sent nothing");
-        ssize_t n = ::read(fd, buf, sizeof buf);
-        if (n <= 0)
-            return make_error(Exit::io, "the browser closed the connection");
-        head.append(buf, static_cast<size_t>(n));
-    }
-    std::string_view line(head.data(), head.find("\r\n"));
-    if (line.substr(0, 4) != "GET ")
-        return make_error(Exit::data, "not a GET request");
-    line.remove_prefix(4);
-    std::string_view target = line.substr(0, line.find(' '));
-    Callback cb;
-    size_t q = target.find('?');
-    cb.path = std::string(target.substr(0, q));
-    std::string_view query = q == std::string_view::npos ? "" : target.substr(q + 1);
-    while (!query.empty()) {
-        std::string_view pair = query.substr(0, query.find('&'));
-        query.remove_prefix(std::min(query.size(), pair.size() + 1));
-        size_t eq = pair.find('=');
-        cb.query[percent_decode(pair.substr(0, eq), true)] =
-            eq == std::string_view::npos ? "" : percent_decode(pair.substr(eq + 1), true);
-    }
-    return cb;
-}
-
-void answer_browser(int fd, int status, std::string_view text) {
-    std::string reply = format("HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\n"
-                               "Content-Length: %zu\r\nConnection: close\r\n\r\n",
-                               status, status == 200 ? "OK" : "Not Found", text.size());
-    reply += text;
-    (void)write_all(fd, reply);
-}
-
-// The code the browser brings back to /auth/callback with `state`; other requests get 404.
-Result<std::string> await_code(int listener, std::string_view state) {
-    for (;;) {
-        pollfd p{listener, POLLIN, 0};
-        int ready = ::poll(&p, 1, k_login_timeout_ms);
-        if (ready < 0 && errno == EINTR)
-            continue;
-        if (ready <= 0)
-            return make_error(Exit::temp_fail, "no sign-in came back within 5 minutes");
-        Fd conn(::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC));
-        if (!conn)
-            continue;
-        auto cb = read_request(conn.get());
-        if (!cb || cb->path != "/auth/callback") {
-            answer_browser(conn.get(), 404, "Not found.\n");
-            continue;
-        }
-        if (cb->query["state"] != state) {
-            answer_browser(conn.get(), 404, "This sign-in is not the one sion is waiting for.\n");
-            return make_error(Exit::no_perm, "the sign-in came back with another state");
-        }
-        if (auto e = cb->query.find("error"); e != cb->query.end()) {
-            answer_browser(conn.get(), 200, "The sign-in was refused. You may close this page.\n");
-            return make_error(Exit::no_perm, "the sign-in was refused: %s", e->second.c_str());
-        }
-        answer_browser(conn.get(), 200, "Signed in to sion. You may close this page.\n");
-        return cb->query["code"];
-    }
-}
+constexpr auto k_patience = std::chrono::minutes(5);
 
 // Opens `url` in the browser $BROWSER names, else xdg-open's where there is a display; the
 // child, kept until the sign-in is over, or none.
@@ -169,26 +59,38 @@ Result<std::string> random_text() {
 int login(const std::string& home) {
     chatgpt::Endpoints endpoints = or_die(chatgpt::Endpoints::from_environment());
     chatgpt::TokenStore store = or_die(chatgpt::TokenStore::open(home, true));
-    auto kept = or_die(store.read());
-    int port = 0;
-    Fd listener = or_die(listen_loopback(chatgpt::k_port, &port));
-    std::string redirect = format("http://127.0.0.1:%d/auth/callback", port);
+    chatgpt::SignIn kept = or_die(store.read());
+    auto listener = or_die(oauth_loopback::Listener::listen(chatgpt::k_port, true));
+    std::string redirect = listener.address(chatgpt::k_callback_path);
     chatgpt::Issuer issuer(endpoints);
-    std::string client_id = kept && kept->issuer == endpoints.issuer ? kept->client_id : "";
-    if (client_id.empty())
-        client_id = or_die(issuer.register_client(redirect));
-    chatgpt::Pkce pkce = or_die(chatgpt::Pkce::make());
-    std::string state = or_die(random_text());
+    if (kept.host_id.empty())
+        kept.host_id = or_die(chatgpt::make_host_id());
+    // A registration is the issuer's: another issuer's is not used, and is replaced.
+    std::string client_id = kept.issuer == endpoints.issuer ? kept.client_id : "";
+    oauth_loopback::Pkce pkce = or_die(oauth_loopback::make_pkce());
     std::string nonce = or_die(random_text());
-    std::string url = issuer.authorize_url(client_id, redirect, pkce, state, nonce);
+    std::string url =
+        or_die(issuer.authorize_url(client_id, kept.host_id, redirect, pkce, nonce));
     std::fprintf(stderr, "Sign in with ChatGPT in your browser: %s\n", url.c_str());
+    bool at_terminal = ::isatty(STDIN_FILENO) != 0;
+    if (at_terminal)
+        std::fprintf(stderr, "%s\n", oauth_loopback::k_paste_hint.data());
     std::optional<Child> browser = open_browser(url);
-    std::string code = or_die(await_code(listener.get(), state));
-    chatgpt::Account account = or_die(issuer.exchange_code(client_id, code, redirect, pkce, nonce));
-    or_die(store.write(account));
+    std::string back = or_die(listener.wait(chatgpt::k_callback_path, pkce.state,
+                                            at_terminal ? STDIN_FILENO : -1, k_patience));
+    chatgpt::Callback cb =
+        or_die(chatgpt::read_callback(back, pkce.state, endpoints.issuer, client_id));
+    chatgpt::Account account =
+        or_die(issuer.exchange_code(cb.client_id, cb.code, redirect, pkce, nonce));
+    wipe(pkce.verifier);
+    kept.issuer = endpoints.issuer;
+    kept.client_id = cb.client_id;
+    kept.account = std::move(account);
+    or_die(store.write(kept));
     if (browser)
         (void)browser->wait_for(std::chrono::milliseconds(2000));
-    std::printf("signed in as %s (ChatGPT %s)\n", account.email.c_str(), account.plan.c_str());
+    std::printf("signed in as %s (ChatGPT %s)\n", kept.account->email.c_str(),
+                kept.account->plan.c_str());
     return 0;
 }
 
@@ -203,25 +105,44 @@ std::string utc_time(int64_t unix_s) {
 
 int status(const std::string& home) {
     chatgpt::TokenStore store = or_die(chatgpt::TokenStore::open(home, false));
-    auto kept = or_die(store.read());
-    if (!kept) {
+    chatgpt::SignIn kept = or_die(store.read());
+    if (!kept.account) {
         std::printf("not signed in\n");
         return 1;
     }
+    const chatgpt::Account& a = *kept.account;
     std::printf("signed in as %s\nplan: %s\naccount: %s\nissuer: %s\ntoken until: %s\n",
-                kept->email.c_str(), kept->plan.c_str(), kept->account_id.c_str(),
-                kept->issuer.c_str(), utc_time(kept->expires_at).c_str());
+                a.email.c_str(), a.plan.c_str(),
+                (a.account_id.empty() ? a.subject : a.account_id).c_str(), a.issuer.c_str(),
+                utc_time(a.expires_at).c_str());
     return 0;
 }
 
+// The refresh token revoked (a failure is noted: the account is forgotten all the same), the
+// account forgotten; this machine's host id and registration are kept for the next sign-in.
 int logout(const std::string& home) {
     chatgpt::TokenStore store = or_die(chatgpt::TokenStore::open(home, false));
-    // A store that no longer opens is forgotten all the same.
-    auto kept = store.read();
-    if (!or_die(store.remove()))
+    auto read = store.read();
+    if (!read) {
+        // A store that no longer opens is forgotten all the same, whole.
+        log_error("note: %s", read.error().message().c_str());
+        if (!or_die(store.remove()))
+            die(read.error());
+        std::printf("signed out\n");
+        return 0;
+    }
+    chatgpt::SignIn kept = std::move(*read);
+    if (!kept.account)
         die(make_error(Exit::no, "no ChatGPT account is signed in"));
-    std::printf("signed out%s%s\n", kept && *kept ? " " : "",
-                kept && *kept ? (*kept)->email.c_str() : "");
+    // Revoked where it was issued, whatever the environment names now.
+    chatgpt::Issuer issuer(chatgpt::Endpoints{kept.account->issuer, ""});
+    if (Status revoked = issuer.revoke(*kept.account); !revoked)
+        log_error("note: %s: remove sion in ChatGPT's settings",
+                  revoked.error().message().c_str());
+    std::string email = kept.account->email;
+    kept.account.reset();
+    or_die(store.write(kept));
+    std::printf("signed out %s\n", email.c_str());
     return 0;
 }
 

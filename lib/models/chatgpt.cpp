@@ -7,11 +7,11 @@
 #include "lib/fd.hpp"
 #include "lib/home.hpp"
 #include "lib/models/openai_responses.hpp"
+#include "lib/secrets.hpp"
 #include "lib/text.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -28,15 +28,27 @@ Error refused(const std::string& why) {
     return Error(Exit::no_perm, why);
 }
 
+using Fields = std::vector<std::pair<std::string_view, std::string_view>>;
+
 // application/x-www-form-urlencoded, each name and value percent-encoded (RFC 3986).
-std::string form(std::initializer_list<std::pair<std::string_view, std::string_view>> fields) {
+std::string form(const Fields& fields) {
     std::string out;
     for (const auto& [name, value] : fields)
         out += (out.empty() ? "" : "&") + percent_encode(name) + "=" + percent_encode(value);
     return out;
 }
 
-Result<Json> json_reply(Wire& wire, WireRequest request, const char* what) {
+bool has_word(std::string_view words, std::string_view word) {
+    while (!words.empty()) {
+        size_t end = words.find(' ');
+        if (words.substr(0, end) == word)
+            return true;
+        words.remove_prefix(end == std::string_view::npos ? words.size() : end + 1);
+    }
+    return false;
+}
+
+Result<Json> json_reply(Wire& wire, const WireRequest& request, const char* what) {
     auto reply = wire.send(request);
     if (!reply)
         return reply.error().context(what);
@@ -88,13 +100,9 @@ Status check_signature(std::string_view jwt, JsonView header, JsonView jwks) {
     return {};
 }
 
-std::string agents_dir(const std::string& home) {
-    return home + "/agents";
-}
-
 // An exclusive lock on agents/chatgpt.lock, held while the Fd lives.
 Result<Fd> lock_renewals(const std::string& home) {
-    std::string path = agents_dir(home) + "/chatgpt.lock";
+    std::string path = home + "/agents/chatgpt.lock";
     Fd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
     if (!fd)
         return sys_error(Exit::os, errno, "cannot open '%s'", path.c_str());
@@ -121,7 +129,7 @@ Result<Endpoints> Endpoints::from_environment() {
     SION_TRY(e.issuer,
              base_url_from("SION_CHATGPT_ISSUER", "https://auth.openai.com", Reach::remote));
     SION_TRY(e.api_base, base_url_from("SION_CHATGPT_BASE_URL",
-                                       "https://chatgpt.com/backend-api/codex", Reach::remote));
+                                       "https://api.openai.com/v1", Reach::remote));
     return e;
 }
 
@@ -135,6 +143,8 @@ Json Account::to_json() const {
     j.set("access_token", std::string_view(access_token));
     j.set("refresh_token", std::string_view(refresh_token));
     j.set("expires_at", expires_at);
+    j.set("scope", std::string_view(scope));
+    j.set("subject", std::string_view(subject));
     j.set("account_id", std::string_view(account_id));
     j.set("email", std::string_view(email));
     j.set("plan", std::string_view(plan));
@@ -148,6 +158,8 @@ Result<Account> Account::from_json(JsonView j) {
                                {"id_token", &a.id_token},
                                {"access_token", &a.access_token},
                                {"refresh_token", &a.refresh_token},
+                               {"scope", &a.scope},
+                               {"subject", &a.subject},
                                {"account_id", &a.account_id},
                                {"email", &a.email},
                                {"plan", &a.plan}}) {
@@ -158,54 +170,56 @@ Result<Account> Account::from_json(JsonView j) {
     return a;
 }
 
+Json SignIn::to_json() const {
+    Json j = Json::object();
+    j.set("host_id", std::string_view(host_id));
+    j.set("issuer", std::string_view(issuer));
+    j.set("client_id", std::string_view(client_id));
+    if (account)
+        j.set("account", account->to_json());
+    return j;
+}
+
+Result<SignIn> SignIn::from_json(JsonView j) {
+    SignIn s;
+    for (auto [name, field] : {std::pair{"host_id", &s.host_id},
+                               {"issuer", &s.issuer},
+                               {"client_id", &s.client_id}}) {
+        SION_TRY(std::string_view value, j.string_or(name, ""));
+        *field = std::string(value);
+    }
+    if (j.get("account").is_object()) {
+        SION_TRY(Account account, Account::from_json(j.get("account")));
+        s.account = std::move(account);
+    }
+    return s;
+}
+
 Result<TokenStore> TokenStore::open(const std::string& home, bool create) {
-    std::string agents = agents_dir(home);
-    if (create && ::mkdir(agents.c_str(), 0700) != 0 && errno != EEXIST)
-        return sys_error(Exit::os, errno, "cannot create directory '%s'", agents.c_str());
-    return TokenStore(home, agents + "/chatgpt.bin");
+    SION_TRY(secrets::SealedDocument file,
+             secrets::SealedDocument::open(home, "chatgpt.bin", "the ChatGPT sign-in", create));
+    return TokenStore(std::move(file));
 }
 
-Result<std::optional<Account>> TokenStore::read() const {
-    struct stat st {};
-
-    if (::lstat(m_path.c_str(), &st) != 0 && errno == ENOENT)
-        return std::optional<Account>();
-    std::string key_path = agents_dir(m_home) + "/secrets.key";
-    if (::lstat(key_path.c_str(), &st) != 0)
-        return make_error(Exit::data,
-                          "cannot read the ChatGPT sign-in '%s': its key file "
-                          "secrets.key is missing",
-                          m_path.c_str());
-    SION_TRY(SealingKey key, SealingKey::from_file(key_path));
-    SealedFile file(m_path, std::move(key));
-    auto text = file.read();
-    if (!text)
-        return text.error().context("cannot read the ChatGPT sign-in '" + m_path + "'");
-    auto doc = Json::parse(*text);
-    wipe(*text);
+Result<SignIn> TokenStore::read() const {
+    SION_TRY(std::string text, m_file.read());
+    if (text.empty())
+        return SignIn{};
+    auto doc = Json::parse(text);
+    wipe(text);
     if (!doc || !doc->view().is_object())
-        return make_error(Exit::data, "cannot read the ChatGPT sign-in '%s': not a JSON object",
-                          m_path.c_str());
-    auto account = Account::from_json(doc->view());
-    if (!account)
-        return account.error().context("cannot read the ChatGPT sign-in '" + m_path + "'");
-    return std::optional<Account>(std::move(*account));
+        return m_file.unreadable("not a JSON object");
+    auto kept = SignIn::from_json(doc->view());
+    if (!kept)
+        return m_file.unreadable(kept.error().message());
+    return std::move(*kept);
 }
 
-Status TokenStore::write(const Account& account) const {
-    SION_TRY(SealingKey key, SealingKey::from_file(agents_dir(m_home) + "/secrets.key"));
-    std::string text = account.to_json().dump();
-    Status written = SealedFile(m_path, std::move(key)).write(text);
+Status TokenStore::write(const SignIn& kept) const {
+    std::string text = kept.to_json().dump();
+    Status written = m_file.write(text);
     wipe(text);
     return written;
-}
-
-Result<bool> TokenStore::remove() const {
-    if (::unlink(m_path.c_str()) == 0)
-        return true;
-    if (errno == ENOENT)
-        return false;
-    return sys_error(Exit::os, errno, "cannot remove '%s'", m_path.c_str());
 }
 
 // --- the ID token ---------------------------------------------------------------------------
@@ -233,72 +247,108 @@ Result<IdClaims> verify_id_token(std::string_view jwt, JsonView jwks, std::strin
     if (!nonce.empty() && c.string_or("nonce", "").value_or("") != nonce)
         return refused("the ID token's nonce does not match");
     JsonView auth = c.get(k_auth_claim);
-    bool allowed = false;
-    for (JsonView s : auth.get("scp"))
-        allowed = allowed || (s.as_string() && *s.as_string() == k_use_scope);
-    if (!allowed)
-        return refused("the plan may not be used by other apps: allow " + std::string(k_use_scope)
-                       + " when signing in");
     IdClaims out;
+    out.subject = std::string(c.string_or("sub", "").value_or(""));
     out.email = std::string(c.string_or("email", "").value_or(""));
     out.account_id = std::string(auth.string_or("chatgpt_account_id", "").value_or(""));
     out.plan = std::string(auth.string_or("chatgpt_plan_type", "").value_or(""));
     out.expires_at = exp;
-    if (out.account_id.empty())
-        return make_error(Exit::data, "the ID token names no ChatGPT account");
+    if (out.subject.empty())
+        return make_error(Exit::data, "the ID token names no subject");
     return out;
 }
 
-Result<Pkce> Pkce::make() {
-    SION_TRY(std::string bytes, random_bytes(32));
-    Pkce p;
-    p.verifier = base64url_encode(bytes);
-    p.challenge = base64url_encode(sha256(p.verifier));
-    return p;
+Result<std::string> make_host_id() {
+    SION_TRY(std::string b, random_bytes(16));
+    b[6] = static_cast<char>((b[6] & 0x0f) | 0x40); // version 4
+    b[8] = static_cast<char>((b[8] & 0x3f) | 0x80); // the RFC 9562 variant
+    std::string out = "urn:uuid:";
+    for (size_t i = 0; i < b.size(); ++i) {
+        out += format("%02x", static_cast<unsigned char>(b[i]));
+        if (i == 3 || i == 5 || i == 7 || i == 9)
+            out += '-';
+    }
+    return out;
+}
+
+Result<Callback> read_callback(std::string_view address, std::string_view state,
+                               std::string_view issuer, std::string_view client_id) {
+    using oauth_loopback::query_value;
+    if (!constant_time_equal(query_value(address, "state"), state))
+        return refused("the sign-in came back with another state");
+    std::string iss = query_value(address, "iss");
+    if (!iss.empty() && iss != issuer)
+        return refused("the sign-in came back from issuer '" + iss + "', not '"
+                       + std::string(issuer) + "'");
+    if (std::string error = query_value(address, "error"); !error.empty())
+        return refused("the sign-in was refused: " + error);
+    Callback cb;
+    cb.code = query_value(address, "code");
+    if (cb.code.empty())
+        return make_error(Exit::data, "the sign-in came back with no code");
+    // A registration's first way back names the client OpenAI issued; a later one, if it names
+    // one at all, names the same.
+    std::string named = query_value(address, "client_id");
+    if (client_id.empty() && (named.empty() || named == k_dynamic_client))
+        return refused("the sign-in came back with no client id");
+    if (!client_id.empty() && !named.empty() && named != client_id)
+        return refused("the sign-in came back for client '" + named + "', not '"
+                       + std::string(client_id) + "'");
+    cb.client_id = client_id.empty() ? named : std::string(client_id);
+    return cb;
 }
 
 // --- the issuer -----------------------------------------------------------------------------
 
-Result<std::string> Issuer::register_client(std::string_view redirect_uri) {
-    Json body = Json::object();
-    body.set("client_name", k_client_name);
-    Json uris = Json::array();
-    uris.push(Json::string(redirect_uri));
-    body.set("redirect_uris", std::move(uris));
-    body.set("token_endpoint_auth_method", "none");
-    Json grants = Json::array();
-    grants.push(Json::string("authorization_code"));
-    grants.push(Json::string("refresh_token"));
-    body.set("grant_types", std::move(grants));
-    body.set("scope", k_scopes);
+Result<IssuerMetadata> Issuer::metadata() {
+    if (m_metadata)
+        return *m_metadata;
     WireRequest w;
-    w.url = m_endpoints.issuer + "/oauth/register";
-    w.headers.add("Content-Type", "application/json");
-    w.body = body.dump();
-    SION_TRY(Json reply, json_reply(m_wire, std::move(w), "cannot register with the issuer"));
-    auto id = reply.view().string("client_id");
-    if (!id || id->empty())
-        return make_error(Exit::unavailable, "cannot register with the issuer: no client_id");
-    return std::string(*id);
+    w.method = "GET";
+    w.url = m_endpoints.issuer + "/.well-known/openid-configuration";
+    const char* what = "cannot read the issuer's OpenID configuration";
+    SION_TRY(Json doc, json_reply(m_wire, std::move(w), what));
+    JsonView d = doc.view();
+    if (d.string_or("issuer", "").value_or("") != m_endpoints.issuer)
+        return make_error(Exit::unavailable, "%s: it names another issuer", what);
+    IssuerMetadata m;
+    for (auto [name, field] : {std::pair{"authorization_endpoint", &m.authorization_endpoint},
+                               {"token_endpoint", &m.token_endpoint},
+                               {"jwks_uri", &m.jwks_uri},
+                               {"revocation_endpoint", &m.revocation_endpoint}}) {
+        *field = std::string(d.string_or(name, "").value_or(""));
+        if (field->empty() && field != &m.revocation_endpoint)
+            return make_error(Exit::unavailable, "%s: it has no %s", what, name);
+    }
+    m_metadata = m;
+    return m;
 }
 
-std::string Issuer::authorize_url(std::string_view client_id, std::string_view redirect_uri,
-                                  const Pkce& pkce, std::string_view state,
-                                  std::string_view nonce) const {
-    return m_endpoints.issuer + "/oauth/authorize?"
-           + form({{"response_type", "code"},
-                   {"client_id", client_id},
-                   {"redirect_uri", redirect_uri},
-                   {"scope", k_scopes},
-                   {"code_challenge", pkce.challenge},
-                   {"code_challenge_method", "S256"},
-                   {"state", state},
-                   {"nonce", nonce}});
+Result<std::string> Issuer::authorize_url(std::string_view client_id, std::string_view host_id,
+                                          std::string_view redirect_uri,
+                                          const oauth_loopback::Pkce& pkce,
+                                          std::string_view nonce) {
+    SION_TRY(IssuerMetadata m, metadata());
+    bool registering = client_id.empty();
+    Fields fields = {{"client_id", registering ? k_dynamic_client : client_id},
+                     {"ext_agent_host_id", host_id},
+                     {"response_type", "code"},
+                     {"redirect_uri", redirect_uri},
+                     {"scope", k_scopes},
+                     {"resource", k_resource},
+                     {"state", pkce.state},
+                     {"nonce", nonce},
+                     {"code_challenge_method", "S256"},
+                     {"code_challenge", pkce.challenge}};
+    if (registering)
+        fields.emplace_back("agent_name_hint", k_client_name);
+    const std::string& at = m.authorization_endpoint;
+    return at + (at.find('?') == std::string::npos ? "?" : "&") + form(fields);
 }
 
 Result<Account> Issuer::exchange_code(std::string_view client_id, std::string_view code,
-                                      std::string_view redirect_uri, const Pkce& pkce,
-                                      std::string_view nonce) {
+                                      std::string_view redirect_uri,
+                                      const oauth_loopback::Pkce& pkce, std::string_view nonce) {
     Account account;
     account.issuer = m_endpoints.issuer;
     account.client_id = std::string(client_id);
@@ -306,27 +356,49 @@ Result<Account> Issuer::exchange_code(std::string_view client_id, std::string_vi
                              {"code", code},
                              {"redirect_uri", redirect_uri},
                              {"client_id", client_id},
-                             {"code_verifier", pkce.verifier}}),
+                             {"code_verifier", pkce.verifier},
+                             {"resource", k_resource}}),
                        std::move(account), nonce);
 }
 
 Result<Account> Issuer::renew(const Account& account) {
     auto renewed = read_tokens(form({{"grant_type", "refresh_token"},
+                                     {"client_id", account.client_id},
                                      {"refresh_token", account.refresh_token},
-                                     {"client_id", account.client_id}}),
+                                     {"resource", k_resource}}),
                                account, "");
     if (!renewed)
         return renewed.error().context("cannot renew the ChatGPT sign-in");
     return renewed;
 }
 
-Result<Account> Issuer::read_tokens(std::string_view form_body, Account account,
-                                    std::string_view nonce) {
+Status Issuer::revoke(const Account& account) {
+    SION_TRY(IssuerMetadata m, metadata());
+    if (m.revocation_endpoint.empty())
+        return {};
     WireRequest w;
-    w.url = m_endpoints.issuer + "/oauth/token";
+    w.url = m.revocation_endpoint;
     w.headers.add("Content-Type", "application/x-www-form-urlencoded");
-    w.body = std::string(form_body);
-    SION_TRY(Json reply, json_reply(m_wire, std::move(w), "the token endpoint"));
+    w.body = form({{"token", account.refresh_token},
+                   {"token_type_hint", "refresh_token"},
+                   {"client_id", account.client_id}});
+    auto reply = m_wire.send(w);
+    wipe(w.body);
+    if (!reply)
+        return reply.error().context("cannot revoke the ChatGPT sign-in");
+    return {};
+}
+
+Result<Account> Issuer::read_tokens(std::string form_body, Account account,
+                                    std::string_view nonce) {
+    SION_TRY(IssuerMetadata m, metadata());
+    WireRequest w;
+    w.url = m.token_endpoint;
+    w.headers.add("Content-Type", "application/x-www-form-urlencoded");
+    w.body = std::move(form_body);
+    auto replied = json_reply(m_wire, w, "the token endpoint");
+    wipe(w.body);
+    SION_TRY(Json reply, std::move(replied));
     JsonView r = reply.view();
     auto access = r.string("access_token");
     if (!access || access->empty())
@@ -335,17 +407,26 @@ Result<Account> Issuer::read_tokens(std::string_view form_body, Account account,
     if (auto refresh = r.string("refresh_token"); refresh && !refresh->empty())
         account.refresh_token = std::string(*refresh);
     account.expires_at = unix_now() + r.integer_or("expires_in", 3600).value_or(3600);
+    // The plan is used only as granted: the answer's scopes say so (a renewal may leave them out).
+    if (auto granted = r.string("scope"))
+        account.scope = std::string(*granted);
+    if (!has_word(account.scope, k_use_scope))
+        return refused("the plan may not be used by other apps: allow " + std::string(k_use_scope)
+                       + " when signing in");
     auto id_token = r.string("id_token");
     if (!id_token && !nonce.empty())
         return make_error(Exit::unavailable, "the token endpoint gave no ID token");
     if (id_token) {
         WireRequest keys;
         keys.method = "GET";
-        keys.url = m_endpoints.issuer + "/.well-known/jwks.json";
+        keys.url = m.jwks_uri;
         SION_TRY(Json jwks, json_reply(m_wire, std::move(keys), "cannot fetch the issuer's keys"));
         SION_TRY(IdClaims claims, verify_id_token(*id_token, jwks.view(), m_endpoints.issuer,
                                                   account.client_id, nonce, unix_now()));
+        if (!account.subject.empty() && claims.subject != account.subject)
+            return refused("the renewed ID token is for another person");
         account.id_token = std::string(*id_token);
+        account.subject = claims.subject;
         account.account_id = claims.account_id;
         account.email = claims.email;
         account.plan = claims.plan;
@@ -369,20 +450,21 @@ bool needs_renewal(const Account& a, std::string_view refused_token) {
 Result<Account> current_account(const std::string& home, Issuer& issuer,
                                 std::string_view refused_token) {
     SION_TRY(TokenStore store, TokenStore::open(home, false));
-    SION_TRY(auto kept, store.read());
-    if (!kept)
+    SION_TRY(SignIn kept, store.read());
+    if (!kept.account)
         return not_signed_in();
-    if (!needs_renewal(*kept, refused_token))
-        return std::move(*kept);
+    if (!needs_renewal(*kept.account, refused_token))
+        return std::move(*kept.account);
     SION_TRY(Fd lock, lock_renewals(home));
     // Another session may have renewed it while this one waited.
     SION_TRY(kept, store.read());
-    if (!kept)
+    if (!kept.account)
         return not_signed_in();
-    if (!needs_renewal(*kept, refused_token))
-        return std::move(*kept);
-    SION_TRY(Account renewed, issuer.renew(*kept));
-    SION_CHECK(store.write(renewed));
+    if (!needs_renewal(*kept.account, refused_token))
+        return std::move(*kept.account);
+    SION_TRY(Account renewed, issuer.renew(*kept.account));
+    kept.account = renewed;
+    SION_CHECK(store.write(kept));
     return renewed;
 }
 
@@ -391,7 +473,8 @@ namespace {
 HttpHeaders plan_headers(const Account& a) {
     HttpHeaders h;
     h.add("Authorization", "Bearer " + a.access_token);
-    h.add("ChatGPT-Account-Id", a.account_id);
+    if (!a.account_id.empty())
+        h.add("ChatGPT-Account-Id", a.account_id);
     return h;
 }
 
@@ -419,7 +502,7 @@ Result<std::vector<std::string>> plan_models(const std::string& home) {
         return make_error(Exit::unavailable, "cannot list the plan's models: not JSON");
     std::vector<std::string> out;
     for (JsonView m : doc->view().get("models"))
-        if (auto slug = m.string("slug"))
+        if (auto slug = m.string("slug"); slug && m.string_or("visibility", "").value_or("") == "list")
             out.emplace_back(*slug);
     return out;
 }
@@ -433,7 +516,9 @@ public:
     ChatgptModel(std::string name, std::string model, std::string home, Endpoints endpoints)
         : ResponsesModel(std::move(name), "chatgpt", std::move(model), endpoints.api_base,
                          KeyRing(), false),
-          m_home(std::move(home)), m_issuer(std::move(endpoints)) {}
+          m_home(std::move(home)), m_issuer(std::move(endpoints)) {
+        m_tools_in_input = true;
+    }
 
 private:
     Result<Answer> call(const Request& request, const std::string& /*key*/,
@@ -457,8 +542,8 @@ Result<std::unique_ptr<Model>> open_chatgpt(const ModelSpec& spec) {
     SION_TRY(std::string home, resolve_home());
     SION_TRY(Endpoints endpoints, Endpoints::from_environment());
     SION_TRY(TokenStore store, TokenStore::open(home, false));
-    SION_TRY(auto kept, store.read());
-    if (!kept)
+    SION_TRY(SignIn kept, store.read());
+    if (!kept.account)
         return not_signed_in();
     return std::unique_ptr<Model>(
         new ChatgptModel(spec.name, spec.model, std::move(home), std::move(endpoints)));

@@ -32,6 +32,31 @@ Json message_item(std::string_view role, std::string_view type, std::string_view
     return item;
 }
 
+// The person's words and pictures ({"images": [{"media_type", "data"}]}): an input_text part
+// when there are words, then an input_image part a picture, its bytes in a data URL and the
+// detail left to the model ("auto", the API's default, said outright).
+Json user_item(JsonView message) {
+    std::string_view text = message.string_or("text", "").value_or("");
+    bool words = !text.empty() || message.get("images").size() == 0;
+    Json content = words ? text_content("input_text", text) : Json::array();
+    for (JsonView image : message.get("images")) {
+        std::string url = "data:";
+        url += image.string_or("media_type", "image/png").value_or("image/png");
+        url += ";base64,";
+        url += image.string_or("data", "").value_or("");
+        Json part = Json::object();
+        part.set("type", "input_image");
+        part.set("image_url", std::string_view(url));
+        part.set("detail", "auto");
+        content.push(std::move(part));
+    }
+    Json item = Json::object();
+    item.set("type", "message");
+    item.set("role", "user");
+    item.set("content", std::move(content));
+    return item;
+}
+
 // A kept reasoning item as it goes back: without its id (nothing is stored to look it up by).
 Json reasoning_item(JsonView kept) {
     Json item = Json::copy_of(kept);
@@ -67,10 +92,33 @@ void push_assistant(Json& input, JsonView message, JsonView kept) {
     reasoning_before(INT64_MAX);
 }
 
+// The tools as flat function tools.
+Json function_tools(std::span<const ToolSpec> specs) {
+    Json tools = Json::array();
+    for (const ToolSpec& t : specs) {
+        Json tool = Json::object();
+        tool.set("type", "function");
+        tool.set("name", std::string_view(t.name));
+        tool.set("description", std::string_view(t.description));
+        tool.set("parameters", Json::copy_of(t.input_schema));
+        tool.set("strict", false);
+        tools.push(std::move(tool));
+    }
+    return tools;
+}
+
 } // namespace
 
 Json responses_body(const Request& request, const ResponsesOptions& o) {
     Json input = Json::array();
+    if (!request.tools.empty() && o.tools_in_input) {
+        // First, so that the start of the input stays the same from call to call.
+        Json item = Json::object();
+        item.set("type", "additional_tools");
+        item.set("role", "developer");
+        item.set("tools", function_tools(request.tools));
+        input.push(std::move(item));
+    }
     for (JsonView m : request.conversation) {
         std::string_view role = m.string_or("role", "").value_or("");
         if (role == "assistant") {
@@ -84,7 +132,7 @@ Json responses_body(const Request& request, const ResponsesOptions& o) {
             item.set("output", m.string_or("text", "").value_or(""));
             input.push(std::move(item));
         } else {
-            input.push(message_item("user", "input_text", m.string_or("text", "").value_or("")));
+            input.push(user_item(m));
         }
     }
     Json body = Json::object();
@@ -92,18 +140,8 @@ Json responses_body(const Request& request, const ResponsesOptions& o) {
     if (!request.system.empty())
         body.set("instructions", request.system);
     body.set("input", std::move(input));
-    if (!request.tools.empty()) {
-        Json tools = Json::array();
-        for (const ToolSpec& t : request.tools) {
-            Json tool = Json::object();
-            tool.set("type", "function");
-            tool.set("name", std::string_view(t.name));
-            tool.set("description", std::string_view(t.description));
-            tool.set("parameters", Json::copy_of(t.input_schema));
-            tool.set("strict", false);
-            tools.push(std::move(tool));
-        }
-        body.set("tools", std::move(tools));
+    if (!request.tools.empty() && !o.tools_in_input) {
+        body.set("tools", function_tools(request.tools));
         body.set("tool_choice", "auto");
     }
     if (o.ask_reasoning) {
@@ -324,6 +362,7 @@ Result<Answer> ResponsesModel::send_once(const Request& request, const HttpHeade
     o.with_kept = with_kept;
     o.ask_reasoning = m_ask_reasoning;
     o.max_output_tokens = m_room ? answer_room(request.max_output_tokens, thinking_room()) : 0;
+    o.tools_in_input = m_tools_in_input;
     Json body = responses_body(request, o);
     *carried_kept = has_reasoning_item(body);
     WireRequest w;

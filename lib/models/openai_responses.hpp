@@ -5,8 +5,10 @@
 // body to a signed-in ChatGPT plan.
 //
 // What it is sent: the system prompt as `instructions`, the conversation as `input` items (the
-// person's and the assistant's messages, function_call and function_call_output items), the tools
-// as function tools, the answer's room in max_output_tokens. How hard it thinks: a level is
+// person's messages, their pictures as input_image parts, each a data URL with detail "auto"; the
+// assistant's messages; function_call and function_call_output items), the tools as function
+// tools (for a ChatGPT plan, in an additional_tools input item first: the plan takes no `tools`),
+// the answer's room in max_output_tokens. How hard it thinks: a level is
 // reasoning.effort (max is xhigh); a budget is not taken.
 //
 // What it thought: reasoning items are asked for (include: ["reasoning.encrypted_content"],
@@ -42,6 +44,9 @@ struct ResponsesOptions {
     bool with_kept = true;         // give kept reasoning back (when it was kept for `origin`)
     bool ask_reasoning = true;     // ask for reasoning items and their summaries
     int64_t max_output_tokens = 0; // 0: not sent
+    // The tools as the first input item ({"type": "additional_tools", "role": "developer",
+    // "tools": […]}) rather than the body's `tools`: what a ChatGPT plan takes.
+    bool tools_in_input = false;
 };
 
 // The Responses API's body for `request`, streamed and not stored, as this file says.
@@ -95,6 +100,8 @@ protected:
     // One call with `auth`'s headers, asking for reasoning unless the model refused it.
     [[nodiscard]] Result<Answer> call_with(const Request& request, const HttpHeaders& auth,
                                            bool with_kept);
+
+    bool m_tools_in_input = false; // ResponsesOptions::tools_in_input
 
 private:
     [[nodiscard]] Result<Answer> send_once(const Request& request, const HttpHeaders& auth,

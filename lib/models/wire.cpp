@@ -9,16 +9,9 @@
 #include "lib/utf8.hpp"
 #include "lib/version.hpp"
 
-#include <arpa/inet.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
-#include <cstring>
-#include <memory>
 
 namespace sion::models {
 
@@ -28,119 +21,42 @@ constexpr int64_t k_max_hint_ms = 3'600'000;
 constexpr size_t k_max_error_body = size_t{64} << 10;
 constexpr size_t k_max_message = 300;
 constexpr int64_t k_default_timeout_s = 600;
+// Resolving a provider's name, as curl's connect timeout would bound it.
+constexpr std::chrono::milliseconds k_resolve_limit{10000};
 
-// --- URLs and addresses ---------------------------------------------------------------------
+// --- addresses ------------------------------------------------------------------------------
 
-struct UrlParts {
-    std::string scheme;
-    std::string host; // without an IPv6 literal's brackets
-};
-
-struct CurlUrlDeleter {
-    void operator()(CURLU* u) const { curl().url_cleanup(u); }
-};
-
-std::optional<std::string> url_part(CURLU* u, CURLUPart part) {
-    char* text = nullptr;
-    if (curl().url_get(u, part, &text, 0) != CURLUE_OK || text == nullptr)
-        return std::nullopt;
-    std::string out = text;
-    curl().free(text);
-    return out;
-}
-
-// libcurl parses the URL as it will send it: only once curl_api() has succeeded.
-std::optional<UrlParts> split_url(std::string_view url) {
-    std::unique_ptr<CURLU, CurlUrlDeleter> u(curl().url());
-    if (!u || curl().url_set(u.get(), CURLUPART_URL, std::string(url).c_str(), 0) != CURLUE_OK)
-        return std::nullopt;
-    auto scheme = url_part(u.get(), CURLUPART_SCHEME);
-    auto host = url_part(u.get(), CURLUPART_HOST);
-    if (!scheme || !host || host->empty() || (*scheme != "http" && *scheme != "https"))
-        return std::nullopt;
-    if (host->front() == '[' && host->back() == ']')
-        *host = host->substr(1, host->size() - 2);
-    return UrlParts{*scheme, *host};
-}
-
-enum class Kind { global, loopback, local };
-
-Kind kind_of_v4(uint32_t a) {
-    auto in = [a](uint32_t net, int bits) { return (a >> (32 - bits)) == (net >> (32 - bits)); };
-    if (in(0x7F000000, 8))
-        return Kind::loopback;
-    // This network, private networks, CGNAT, link-local, IETF and benchmarking blocks, multicast
-    // and reserved: none is on the internet, all may be someone's own.
-    if (in(0x00000000, 8) || in(0x0A000000, 8) || in(0x64400000, 10) || in(0xA9FE0000, 16)
-        || in(0xAC100000, 12) || in(0xC0000000, 24) || in(0xC0A80000, 16) || in(0xC6120000, 15)
-        || in(0xE0000000, 4) || in(0xF0000000, 4))
-        return Kind::local;
-    return Kind::global;
-}
-
-Kind kind_of(const sockaddr* sa) {
-    if (sa->sa_family == AF_INET) {
-        const auto* v4 = reinterpret_cast<const sockaddr_in*>(sa);
-        return kind_of_v4(ntohl(v4->sin_addr.s_addr));
-    }
-    const auto* v6 = reinterpret_cast<const sockaddr_in6*>(sa);
-    const unsigned char* b = v6->sin6_addr.s6_addr;
-    static const unsigned char loopback[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
-    static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF};
-    if (std::memcmp(b, loopback, 16) == 0)
-        return Kind::loopback;
-    if (std::memcmp(b, mapped, 12) == 0)
-        return kind_of_v4((uint32_t{b[12]} << 24) | (uint32_t{b[13]} << 16) | (uint32_t{b[14]} << 8)
-                          | b[15]);
-    bool unspecified = std::all_of(b, b + 16, [](unsigned char c) { return c == 0; });
-    // Unique-local fc00::/7, link-local fe80::/10, multicast ff00::/8.
-    if (unspecified || (b[0] & 0xFE) == 0xFC || (b[0] == 0xFE && (b[1] & 0xC0) == 0x80)
-        || b[0] == 0xFF)
-        return Kind::local;
-    return Kind::global;
-}
-
-std::string address_text(const sockaddr* sa) {
-    char buf[INET6_ADDRSTRLEN] = "";
-    const void* where =
-        sa->sa_family == AF_INET
-            ? static_cast<const void*>(&reinterpret_cast<const sockaddr_in*>(sa)->sin_addr)
-            : static_cast<const void*>(&reinterpret_cast<const sockaddr_in6*>(sa)->sin6_addr);
-    ::inet_ntop(sa->sa_family, where, buf, sizeof buf);
-    return buf;
-}
-
-struct AddrInfoDeleter {
-    void operator()(addrinfo* a) const { freeaddrinfo(a); }
-};
-
-Status check_address(const std::string& url, const UrlParts& parts, const sockaddr* sa,
+Status check_address(const std::string& url, const std::string& scheme, const Address& a,
                      Reach reach) {
-    Kind kind = kind_of(sa);
-    if (kind == Kind::local && reach != Reach::network)
+    if (a.kind == AddressKind::unspecified && reach == Reach::network)
+        return make_error(Exit::config, "refusing '%s': %s is no server's address", url.c_str(),
+                          a.text.c_str());
+    if ((a.kind == AddressKind::private_network || a.kind == AddressKind::unspecified)
+        && reach != Reach::network)
         return make_error(Exit::config,
                           "refusing '%s': %s is a private address, which only local: reaches",
-                          url.c_str(), address_text(sa).c_str());
-    if (kind == Kind::global && parts.scheme == "http")
+                          url.c_str(), a.text.c_str());
+    if (a.kind == AddressKind::public_network && scheme == "http")
         return make_error(Exit::config,
                           "refusing '%s': plain http goes only to this machine%s: use https",
                           url.c_str(), reach == Reach::network ? " and its network" : "");
     return {};
 }
 
-// Resolves `host`; numbers are taken as they are.
-Result<std::unique_ptr<addrinfo, AddrInfoDeleter>>
-resolve(const std::string& url, const std::string& host, bool numeric_only) {
-    addrinfo hints{};
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = numeric_only ? AI_NUMERICHOST : 0;
-    addrinfo* found = nullptr;
-    int rc = ::getaddrinfo(host.c_str(), nullptr, &hints, &found);
-    if (rc != 0)
-        return make_error(Exit::unavailable, "cannot reach '%s': cannot resolve '%s': %s",
-                          url.c_str(), host.c_str(), gai_strerror(rc));
-    return std::unique_ptr<addrinfo, AddrInfoDeleter>(found);
+Status check_destination(const Destination& where, Reach reach) {
+    for (const Address& a : where.addresses)
+        SION_CHECK(check_address(where.url, where.scheme, a, reach));
+    return {};
+}
+
+// `url` split as curl reads it, or refused when it is no http or https URL.
+Result<Destination> split_base(std::string_view url) {
+    SION_CHECK(curl_api());
+    auto where = split_url(url);
+    if (!where)
+        return make_error(Exit::config, "refusing '%s': not an http or https URL",
+                          redact_url(url).c_str());
+    return where;
 }
 
 // --- messages -------------------------------------------------------------------------------
@@ -258,28 +174,20 @@ Result<std::string> base_url_from(std::string_view variable, std::string_view fa
     while (!url.empty() && url.back() == '/')
         url.pop_back();
     SION_CHECK(curl_api());
-    auto parts = split_url(url);
-    if (!parts)
+    auto where = split_url(url);
+    if (!where)
         return make_error(Exit::config, "%.*s '%s' is not an http or https URL",
                           static_cast<int>(variable.size()), variable.data(), url.c_str());
     // A host given by number is judged now; a name only once it is resolved, at each call.
-    if (auto numeric = resolve(url, parts->host, true))
-        for (addrinfo* a = numeric->get(); a != nullptr; a = a->ai_next)
-            SION_CHECK(check_address(url, *parts, a->ai_addr, reach));
+    if (auto number = parse_address(where->host))
+        SION_CHECK(check_address(url, where->scheme, *number, reach));
     return url;
 }
 
-Status check_reach(std::string_view url, Reach reach) {
-    std::string shown = redact_url(url);
-    SION_CHECK(curl_api());
-    auto parts = split_url(url);
-    if (!parts)
-        return make_error(Exit::config, "refusing '%s': not an http or https URL", shown.c_str());
-    SION_TRY(auto found, resolve(shown, parts->host, false));
-    for (addrinfo* a = found.get(); a != nullptr; a = a->ai_next)
-        if (a->ai_family == AF_INET || a->ai_family == AF_INET6)
-            SION_CHECK(check_address(shown, *parts, a->ai_addr, reach));
-    return {};
+Status check_reach(std::string_view url, Reach reach, const Resolver& resolver) {
+    SION_CHECK(split_base(url));
+    SION_TRY(Destination where, resolve_url(url, k_resolve_limit, resolver));
+    return check_destination(where, reach);
 }
 
 // --- keys -----------------------------------------------------------------------------------
@@ -340,7 +248,7 @@ Wire::Wire(Reach reach, Clock clock)
 Result<WireReply> Wire::send(const WireRequest& request) {
     m_last_status = 0;
     m_last_retry_ms = 0;
-    SION_CHECK(check_reach(request.url, m_reach));
+    SION_CHECK(split_base(request.url));
     if (!m_client) {
         SION_TRY(HttpClient client, HttpClient::make());
         m_client.emplace(std::move(client));
@@ -354,6 +262,14 @@ Result<WireReply> Wire::send(const WireRequest& request) {
     http.body = request.body;
     http.timeout = m_timeout;
     http.max_response_size = size_t{64} << 20;
+    http.resolver = m_resolver;
+    std::optional<Error> refused;
+    http.reach = [&](const Destination& where) {
+        Status s = check_destination(where, m_reach);
+        if (!s)
+            refused = s.error();
+        return s;
+    };
 
     WireReply reply;
     std::string error_body;
@@ -400,6 +316,8 @@ Result<WireReply> Wire::send(const WireRequest& request) {
     };
     const std::vector<std::string> secrets = secrets_of(request.headers);
     auto sent = m_client->send(http);
+    if (refused)
+        return std::move(*refused);
     if (stopped) {
         m_last_status = reply.status;
         return Error(stopped->exit(), redacted(stopped->message(), secrets));

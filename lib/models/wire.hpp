@@ -13,8 +13,9 @@
 //
 // Base URLs: https to any public address; http or https to an address of this machine (loopback),
 // for servers on it and for tests; private addresses (10/8, 172.16/12, 192.168/16, link-local,
-// unique-local, CGNAT) only with Reach::network (`local:`), over http too. Names are resolved and
-// every address checked before each request; no request goes through a proxy.
+// unique-local, CGNAT) only with Reach::network (`local:`), over http too; 0.0.0.0 and :: never.
+// Names are resolved (lib/address.hpp) and every address checked before each request, which then
+// goes only to those addresses; no request goes through a proxy.
 //
 // Keys (KeyRing): a variable may hold several keys separated by commas. Each call starts with the
 // key after the one the last call started with; a key the provider limits (429) rests a minute (or
@@ -62,8 +63,8 @@ enum class Reach {
 // Whether a request may go to `url` (see above): its host resolved and each address checked.
 // Exit::config for an address `reach` does not allow ("refusing 'http://10.0.0.5:8080/v1':
 // 10.0.0.5 is a private address, which only local: reaches"), Exit::unavailable for a host that
-// cannot be resolved.
-[[nodiscard]] Status check_reach(std::string_view url, Reach reach);
+// cannot be resolved. `resolver` stands in for DNS (tests).
+[[nodiscard]] Status check_reach(std::string_view url, Reach reach, const Resolver& resolver = {});
 
 // A provider's keys and their rests.
 class KeyRing {
@@ -133,6 +134,9 @@ public:
 
     [[nodiscard]] Reach reach() const { return m_reach; }
 
+    // Names are looked up with `resolver` instead of DNS from now on (tests).
+    void resolve_with(Resolver resolver) { m_resolver = std::move(resolver); }
+
     [[nodiscard]] int64_t now() const { return m_clock(); }
 
     // One request (see above). A 2xx status is a reply.
@@ -154,6 +158,7 @@ private:
 
     Reach m_reach;
     Clock m_clock;
+    Resolver m_resolver;
     std::optional<HttpClient> m_client;
     std::chrono::milliseconds m_timeout;
     int m_last_status = 0;

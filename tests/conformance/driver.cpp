@@ -11,7 +11,8 @@
 //
 // What depends on the scenario is only what a user would configure or do: the context's client
 // (--client-id, --client-secret-env, a private key), the identity provider's ID token for
-// enterprise-managed authorization, the client credentials grant for the
+// enterprise-managed authorization, the workload's identity token (auth/wif-jwt-bearer, kept in
+// a file as --workload-token-file reads it), the client credentials grant for the
 // auth/client-credentials-* scenarios, and the calls where the scenario names them (the context's
 // toolCalls; json-schema-2020-12-preservation's echo of the schema it was given).
 //
@@ -19,6 +20,7 @@
 // asked was done; else one line per failure and the first failure's code.
 
 #include "cmd/sion-run/elicit.hpp"
+#include "lib/fd.hpp"
 #include "lib/json.hpp"
 #include "lib/log.hpp"
 #include "lib/result.hpp"
@@ -27,6 +29,7 @@
 #include "mcpd/oauth.hpp"
 #include "mcpd/review.hpp"
 
+#include <fcntl.h>
 #include <uv.h>
 
 #include <cerrno>
@@ -115,7 +118,7 @@ struct Login {
 
     Login(AuthStore s, oauth::LoginOptions o)
         : store(std::move(s)), options(std::move(o)), consent(options.settings),
-          authorizer(store, k_server, options.settings) {}
+          authorizer(store, k_server, options.server_url, options.settings) {}
 
     std::string header() {
         auto value = authorizer.header();
@@ -124,6 +127,15 @@ struct Login {
             return {};
         }
         return value->value_or("");
+    }
+
+    std::string proof(const std::string& method, const std::string& url) {
+        auto value = authorizer.proof(method, url);
+        if (!value) {
+            report(value.error());
+            return {};
+        }
+        return std::move(*value);
     }
 
     void refused(int status, const std::string& www_authenticate, const Retry& retry) {
@@ -269,6 +281,16 @@ Result<int> drive(const std::string& url, const std::string& home) {
     who.private_key_pem = context.view().string_or("private_key_pem", "").value_or("");
     if (who.client_id.empty())
         who.client_metadata_url = k_metadata_url;
+    // A workload's identity token (auth/wif-jwt-bearer), where its platform would keep it.
+    if (auto jwt = context.view().string_or("valid_jwt", "").value_or(""); !jwt.empty()) {
+        who.workload_token_file = home + "/workload-token";
+        Fd file(::open(who.workload_token_file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+                       0600));
+        if (!file)
+            return sys_error(Exit::os, errno, "cannot create '%s'",
+                             who.workload_token_file.c_str());
+        SION_CHECK(write_all(file.get(), std::string(jwt) + "\n"));
+    }
     if (auto id_token = context.view().string_or("idp_id_token", "").value_or("");
         !id_token.empty())
         login_options.identity = oauth::IdentityAssertion{
@@ -292,6 +314,12 @@ Result<int> drive(const std::string& url, const std::string& home) {
         ClientEvents events;
         events.elicit = accept_defaults;
         events.authorization = [&login] { return login.header(); };
+        events.proof = [&login](const std::string& method, const std::string& at) {
+            return login.proof(method, at);
+        };
+        events.nonce = [&login](const std::string& at, const std::string& nonce) {
+            return login.authorizer.keep_nonce(at, nonce);
+        };
         events.refused = [&login](int status, const std::string& www_authenticate,
                                   const Retry& retry) {
             login.refused(status, www_authenticate, retry);

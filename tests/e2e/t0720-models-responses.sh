@@ -5,7 +5,7 @@
 # encrypted reasoning given back without ids before what followed it, to the same model only; a
 # model that refuses reasoning not asked again; kept reasoning refused once sent again without it;
 # usage with the cached input; keys rotating; the framings, answers whole, failures in the stream,
-# cut off and malformed answers.
+# cut off and malformed answers; and the stand-in's own check of pictures.
 . "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || skip "python3 is not installed"
 . "$SION_SOURCE_DIR/tests/models/standin.sh"
@@ -118,5 +118,27 @@ script busy '[{"status": 429, "message": "Rate limit reached", "headers": {"retr
 fails_with 69 busy 'HTTP 429: Rate limit reached'
 script toolong '[{"status": 400, "message": "Your input exceeds the context window of this model."}]'
 fails_with 69 toolong 'HTTP 400: Your input exceeds the context window of this model\.'
+
+# The stand-in's check of pictures (sion's own body is tests/unit/test_models_responses.cpp's): a
+# data URL of a picture with a detail it knows passes, anything else is named.
+script pictures '[{"text": "A cat."}, {"text": "unused"}]'
+start_standin i responses_server "$scratch/scripts/pictures.json"
+post_picture() { # post_picture IMAGE_URL DETAIL: a request with that picture, straight to the stand-in
+    python3 - "$i_url/v1/responses" "$1" "$2" <<'PY'
+import json, sys, urllib.error, urllib.request
+part = {"type": "input_image", "image_url": sys.argv[2], "detail": sys.argv[3]}
+body = {"model": "gpt-5", "stream": True, "store": False, "max_output_tokens": 1000, "input": [{"type": "message", "role": "user",
+        "content": [{"type": "input_text", "text": "What is it?"}, part]}]}
+req = urllib.request.Request(sys.argv[1], json.dumps(body).encode(), {"Authorization": "Bearer sk-resp-1",
+                             "Content-Type": "application/json"})
+try:
+    print(urllib.request.urlopen(req, timeout=30).status)
+except urllib.error.HTTPError as e:
+    print(e.code)
+PY
+}
+expect_text <(post_picture 'data:image/png;base64,iVBORw0KGgo=' auto) status 200
+expect_text <(post_picture 'file:///etc/passwd' huge) status 400
+expect_query "$i_log" '[e["violations"] for e in r]' '[[], ["input.0.content.1: image_url is not a data URL of a picture", "input.0.content.1: detail '"'huge'"' is not low, high or auto"]]'
 
 done_testing

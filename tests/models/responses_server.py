@@ -5,9 +5,11 @@ for sion's suites: it checks what it is sent and answers as the API does, stream
 
 Checked (a request that breaks a rule gets 400 and the log names the rule): the path, the bearer
 key, model, stream true, store false, instructions a text, input items (messages with input_text
-or output_text parts, function_call items with call_id, name and arguments that are JSON text,
+or output_text parts, the person's pictures as input_image parts: a data URL of a picture type in
+base64 and detail low, high or auto; function_call items with call_id, name and arguments that are JSON text,
 each function_call_output answering a call before it, every call answered before the next
-message), no item carrying an id (nothing is stored to look one up by), flat function tools,
+message), no item carrying an id (nothing is stored to look one up by), flat function tools (with
+--tools-in-input only in a first additional_tools item of role developer, none in `tools`),
 reasoning.effort, include reasoning.encrypted_content, max_output_tokens (--room) or none
 (--no-room). Reasoning given back: each reasoning item must be one this server wrote for this
 model, exactly as it wrote it but for its id, right before the item that followed it; with
@@ -27,6 +29,7 @@ false leaves the reasoning item without its encrypted content.
 """
 import json
 import os
+import re
 import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ beside the sources
@@ -47,6 +50,8 @@ class Responses(standin.Standin):
         parser.add_argument("--no-reasoning", action="store_true")
         parser.add_argument("--refuse-kept", type=int, default=0)
         parser.add_argument("--reasoning-back", action="store_true")
+        parser.add_argument("--tools-in-input", action="store_true",
+                            help="tools only in an additional_tools input item, as a ChatGPT plan takes them")
 
     def __init__(self, args):
         super().__init__(args)
@@ -92,8 +97,15 @@ class Responses(standin.Standin):
                 bad.append("reasoning.effort %r" % effort)
         if asks and self.args.no_reasoning:
             refused.append("Encrypted content is not supported with this model.")
-        for i, tool in enumerate(body.get("tools", [])):
-            if tool.get("type") != "function" or not tool.get("name") \
+        tools = body.get("tools", [])
+        if self.args.tools_in_input:
+            if "tools" in body or "tool_choice" in body:
+                bad.append("tools are not in an additional_tools input item")
+            items = body.get("input") if isinstance(body.get("input"), list) else []
+            tools = [t for item in items if item.get("type") == "additional_tools"
+                     for t in (item.get("tools") if item.get("role") == "developer" else [None])]
+        for i, tool in enumerate(tools):
+            if not isinstance(tool, dict) or tool.get("type") != "function" or not tool.get("name") \
                     or not isinstance(tool.get("parameters"), dict):
                 bad.append("tools.%d is not a flat function with parameters" % i)
         gives_back = self.check_input(body.get("model"), body.get("input"), bad)
@@ -130,6 +142,10 @@ class Responses(standin.Standin):
                 pending.add(item.get("call_id"))
                 calls_seen.add(item.get("call_id"))
                 continue
+            if kind == "additional_tools" and self.args.tools_in_input:
+                if i != 0:
+                    bad.append("%s: the tools are not the first item" % where)
+                continue
             if kind == "reasoning":
                 gives_back = True
                 self.check_reasoning(model, item, items[i + 1] if i + 1 < len(items) else None, where, bad)
@@ -140,11 +156,12 @@ class Responses(standin.Standin):
             if kind != "message" or item.get("role") not in ("user", "assistant", "developer", "system"):
                 bad.append("%s is not a message" % where)
                 continue
-            want = "output_text" if item["role"] == "assistant" else "input_text"
             content = item.get("content")
-            if not isinstance(content, list) or not content or any(
-                    p.get("type") != want or not isinstance(p.get("text"), str) for p in content):
-                bad.append("%s: content is not %s parts" % (where, want))
+            if not isinstance(content, list) or not content:
+                bad.append("%s: no content parts" % where)
+                continue
+            for k, part in enumerate(content):
+                self.check_part(item["role"], part, "%s.content.%d" % (where, k), bad)
         if pending:
             bad.append("calls %s are not answered" % sorted(pending))
         if self.args.reasoning_back:
@@ -154,6 +171,24 @@ class Responses(standin.Standin):
                 if mine and self.reasoning[mine][0] == model and mine not in given:
                     bad.append("the reasoning before call %s is not given back" % call_id)
         return gives_back
+
+    @staticmethod
+    def check_part(role, part, where, bad):
+        """An assistant's parts are output_text; the person's input_text, or input_image (a
+        picture as a data URL of an image type in base64, or a URL; detail low, high or auto)."""
+        kind = part.get("type") if isinstance(part, dict) else None
+        if role != "assistant" and kind == "input_image":
+            url = part.get("image_url")
+            if not isinstance(url, str) or not (
+                    re.fullmatch(r"data:image/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/]+=*", url)
+                    or url.startswith("https://")):
+                bad.append("%s: image_url is not a data URL of a picture" % where)
+            if part.get("detail", "auto") not in ("low", "high", "auto"):
+                bad.append("%s: detail %r is not low, high or auto" % (where, part.get("detail")))
+            return
+        want = "output_text" if role == "assistant" else "input_text"
+        if kind != want or not isinstance(part.get("text"), str):
+            bad.append("%s is not %s" % (where, want))
 
     def check_reasoning(self, model, item, after, where, bad):
         mine = self.reasoning.get(item.get("encrypted_content"))

@@ -136,7 +136,7 @@ protected:
 
     [[nodiscard]] std::string bearer() const {
         AuthStore s = store();
-        Authorizer authorizer(s, "notes", m_settings);
+        Authorizer authorizer(s, "notes", options().server_url, m_settings);
         auto header = authorizer.header();
         EXPECT_TRUE(header && *header) << (header ? "none" : header.error().message());
         return header && *header ? **header : std::string();
@@ -215,7 +215,7 @@ TEST_F(OauthTest, RefreshRotatesAndARenewedTokenRefusedAsksForALogin) {
     AuthStore s = store();
     std::string old_refresh = (*s.server("notes"))->refresh_token;
     std::string old_access = (*s.server("notes"))->access_token;
-    Authorizer authorizer(s, "notes", m_settings);
+    Authorizer authorizer(s, "notes", options().server_url, m_settings);
     Challenge refused;
     auto renewed = authorizer.renew(401, refused);
     ASSERT_TRUE(renewed) << renewed.error().message();
@@ -247,11 +247,32 @@ TEST_F(OauthTest, AnExpiredTokenIsRenewedBeforeItIsSent) {
     EXPECT_EQ(header, "Bearer " + (*store().server("notes"))->access_token);
 }
 
+// A server removed and added again under the same name elsewhere is sent none of the old tokens.
+TEST_F(OauthTest, TokensKeptForAnotherUrlAreNeverSent) {
+    start();
+    ASSERT_TRUE(login(options()));
+    AuthStore s = store();
+    Authorizer elsewhere(s, "notes", "https://elsewhere.example/mcp", m_settings);
+    auto header = elsewhere.header();
+    ASSERT_TRUE(header) << header.error().message();
+    EXPECT_FALSE(*header);
+    auto proof = elsewhere.proof("POST", "https://elsewhere.example/mcp");
+    ASSERT_TRUE(proof) << proof.error().message();
+    EXPECT_EQ(*proof, "");
+    auto renewed = elsewhere.renew(401, Challenge{});
+    ASSERT_TRUE(renewed) << renewed.error().message();
+    EXPECT_FALSE(renewed->retry);
+    EXPECT_EQ(requests("/token").size(), 1U) << "the old refresh token was used";
+    Authorizer here(s, "notes", options().server_url, m_settings);
+    auto mine = here.header();
+    EXPECT_TRUE(mine && *mine);
+}
+
 TEST_F(OauthTest, AnExpiredRefreshTokenAsksForALogin) {
     start({"--expired-refresh"});
     ASSERT_TRUE(login(options()));
     AuthStore s = store();
-    Authorizer authorizer(s, "notes", m_settings);
+    Authorizer authorizer(s, "notes", options().server_url, m_settings);
     auto renewed = authorizer.renew(401, Challenge{});
     ASSERT_TRUE(renewed) << renewed.error().message();
     EXPECT_FALSE(renewed->retry);
@@ -265,7 +286,7 @@ TEST_F(OauthTest, StepUpAsksForTheUnionOfScopes) {
     HttpResponse refused = post_mcp(bearer(), call("write_note", R"({"name":"a","text":"b"})"));
     ASSERT_EQ(refused.status, 403);
     AuthStore s = store();
-    Authorizer authorizer(s, "notes", m_settings);
+    Authorizer authorizer(s, "notes", options().server_url, m_settings);
     auto renewal = authorizer.renew(403, challenge_of(refused));
     ASSERT_TRUE(renewal) << renewal.error().message();
     EXPECT_FALSE(renewal->retry);
@@ -281,7 +302,7 @@ TEST_F(OauthTest, StepUpAsksForTheUnionOfScopes) {
     Challenge same;
     same.error = "insufficient_scope";
     same.scope = "notes:write";
-    Authorizer again(s, "notes", m_settings);
+    Authorizer again(s, "notes", options().server_url, m_settings);
     auto loop = again.renew(403, same);
     ASSERT_FALSE(loop);
     EXPECT_EQ(loop.error().exit(), Exit::no_perm);
@@ -307,7 +328,7 @@ TEST_F(OauthTest, ClientCredentials) {
     EXPECT_EQ(post_mcp(bearer(), call("read_note", R"({"name":"x"})")).status, 200);
     // Renewed without anyone: the grant made again, the secret read from its variable again.
     AuthStore s = store();
-    Authorizer authorizer(s, "notes", m_settings);
+    Authorizer authorizer(s, "notes", options().server_url, m_settings);
     auto renewed = authorizer.renew(401, Challenge{});
     ASSERT_TRUE(renewed) << renewed.error().message();
     EXPECT_TRUE(renewed->retry);

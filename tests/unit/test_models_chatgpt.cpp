@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // lib/models/chatgpt: the ID token checked against the issuer's keys (a key made here with
-// mbedTLS): a good one, and each refusal (signature, key id, issuer, audience, expiry, nonce, the
-// plan not allowed, not a JWT); PKCE's S256 pair and the authorize URL; the sealed token store
-// kept, read and forgotten, and a store that was changed refused without being damaged.
+// mbedTLS): a good one, and each refusal (signature, key id, issuer, audience, expiry, nonce, no
+// subject, not a JWT); the way back read (state, iss, error, the client id of a registration);
+// host ids; the sealed store kept, read and forgotten, and a store that was changed refused
+// without being damaged.
 #include "lib/crypto.hpp"
 #include "lib/models/chatgpt.hpp"
 
@@ -84,12 +85,12 @@ const std::string k_header = R"({"alg":"RS256","kid":"k1"})";
 
 std::string claims(std::string_view iss = k_issuer, std::string_view aud = R"("app_1")",
                    int64_t exp = k_now + 3600, std::string_view nonce = "n-1",
-                   std::string_view scopes = R"(["openid","chatgpt.tokens.use.direct"])") {
+                   std::string_view sub = "user-1") {
     return std::string(R"({"iss":")") + std::string(iss) + R"(","aud":)" + std::string(aud)
            + R"(,"exp":)" + std::to_string(exp) + R"(,"nonce":")" + std::string(nonce)
+           + R"(","sub":")" + std::string(sub)
            + R"(","email":"ada@example.com","https://api.openai.com/auth":{)"
-           + R"("chatgpt_account_id":"acct-1","chatgpt_plan_type":"plus","scp":)"
-           + std::string(scopes) + "}}";
+           + R"("chatgpt_account_id":"acct-1","chatgpt_plan_type":"plus"}})";
 }
 
 class IdToken : public ::testing::Test {
@@ -121,6 +122,7 @@ Signer* IdToken::s_signer = nullptr;
 TEST_F(IdToken, AGoodOneSaysWhoAndWhichPlan) {
     auto got = check(s_signer->sign(k_header, claims()));
     ASSERT_TRUE(got) << got.error().message();
+    EXPECT_EQ(got->subject, "user-1");
     EXPECT_EQ(got->email, "ada@example.com");
     EXPECT_EQ(got->account_id, "acct-1");
     EXPECT_EQ(got->plan, "plus");
@@ -149,31 +151,57 @@ TEST_F(IdToken, EachCheckRefuses) {
             "the ID token has expired");
     refused(s_signer->sign(k_header, claims(k_issuer, R"("app_1")", k_now + 60, "n-2")),
             "the ID token's nonce does not match");
-    refused(s_signer->sign(k_header,
-                           claims(k_issuer, R"("app_1")", k_now + 60, "n-1", R"(["openid"])")),
-            "the plan may not be used by other apps: allow chatgpt.tokens.use.direct when "
-            "signing in");
+    auto nobody = check(s_signer->sign(k_header, claims(k_issuer, R"("app_1")", k_now + 60,
+                                                        "n-1", "")));
+    ASSERT_FALSE(nobody);
+    EXPECT_EQ(nobody.error().message(), "the ID token names no subject");
     auto malformed = check("not-a-jwt");
     ASSERT_FALSE(malformed);
     EXPECT_EQ(malformed.error().exit(), Exit::data);
 }
 
-TEST(Pkce, ItsChallengeIsTheVerifiersS256) {
-    auto p = Pkce::make();
-    ASSERT_TRUE(p);
-    EXPECT_EQ(p->verifier.size(), 43U);
-    EXPECT_EQ(p->challenge, base64url_encode(sha256(p->verifier)));
-    auto q = Pkce::make();
-    ASSERT_TRUE(q);
-    EXPECT_NE(p->verifier, q->verifier);
-    Issuer issuer(Endpoints{k_issuer, k_issuer + "/api"});
-    std::string url =
-        issuer.authorize_url("app_1", "http://127.0.0.1:1455/auth/callback", *p, "s t", "n");
-    EXPECT_EQ(url, k_issuer
-                       + "/oauth/authorize?response_type=code&client_id=app_1&redirect_uri="
-                         "http%3A%2F%2F127.0.0.1%3A1455%2Fauth%2Fcallback&scope=openid%20profile%"
-                         "20email%20offline_access%20chatgpt.tokens.use.direct&code_challenge="
-                       + p->challenge + "&code_challenge_method=S256&state=s%20t&nonce=n");
+TEST(Callback, AFirstRegistrationBringsItsClient) {
+    const std::string at = "http://127.0.0.1:1455/auth/callback?";
+    auto first = read_callback(at + "code=c1&state=s%201&client_id=oaiapp_1&scope=openid", "s 1",
+                               k_issuer, "");
+    ASSERT_TRUE(first) << first.error().message();
+    EXPECT_EQ(first->code, "c1");
+    EXPECT_EQ(first->client_id, "oaiapp_1");
+    auto later = read_callback(at + "code=c2&state=s&iss=http%3A%2F%2F127.0.0.1%3A9", "s",
+                               k_issuer, "oaiapp_1");
+    ASSERT_TRUE(later) << later.error().message();
+    EXPECT_EQ(later->client_id, "oaiapp_1");
+    auto refusal = [&](const std::string& query, std::string_view client, const std::string& why) {
+        auto got = read_callback(at + query, "s", k_issuer, client);
+        ASSERT_FALSE(got) << query;
+        EXPECT_EQ(got.error().exit(), Exit::no_perm);
+        EXPECT_EQ(got.error().message(), why);
+    };
+    refusal("code=c&state=t&client_id=oaiapp_1", "", "the sign-in came back with another state");
+    refusal("state=s&error=access_denied", "", "the sign-in was refused: access_denied");
+    refusal("code=c&state=s&iss=https%3A%2F%2Fevil.example", "oaiapp_1",
+            "the sign-in came back from issuer 'https://evil.example', not 'http://127.0.0.1:9'");
+    refusal("code=c&state=s", "", "the sign-in came back with no client id");
+    refusal("code=c&state=s&client_id=dynamic_agent_client", "",
+            "the sign-in came back with no client id");
+    refusal("code=c&state=s&client_id=oaiapp_2", "oaiapp_1",
+            "the sign-in came back for client 'oaiapp_2', not 'oaiapp_1'");
+    auto no_code = read_callback(at + "state=s&client_id=oaiapp_1", "s", k_issuer, "");
+    ASSERT_FALSE(no_code);
+    EXPECT_EQ(no_code.error().exit(), Exit::data);
+}
+
+TEST(HostId, AVersion4UuidUrn) {
+    auto a = make_host_id();
+    auto b = make_host_id();
+    ASSERT_TRUE(a && b);
+    EXPECT_NE(*a, *b);
+    ASSERT_EQ(a->size(), 45U) << *a;
+    EXPECT_EQ(a->substr(0, 9), "urn:uuid:");
+    for (size_t dash : {17U, 22U, 27U, 32U})
+        EXPECT_EQ((*a)[dash], '-') << *a;
+    EXPECT_EQ((*a)[23], '4') << *a;                                          // the version
+    EXPECT_NE(std::string("89ab").find((*a)[28]), std::string::npos) << *a; // the variant
 }
 
 class Store : public ::testing::Test {
@@ -201,21 +229,33 @@ TEST_F(Store, KeptReadAndForgotten) {
     ASSERT_TRUE(store);
     auto none = store->read();
     ASSERT_TRUE(none);
-    EXPECT_FALSE(none->has_value());
+    EXPECT_FALSE(none->account);
+    EXPECT_EQ(none->host_id, "");
     Account a;
     a.issuer = k_issuer;
-    a.client_id = "app_1";
+    a.client_id = "oaiapp_1";
     a.access_token = "at-1";
     a.refresh_token = "rt-1";
     a.expires_at = k_now;
+    a.scope = "openid chatgpt.tokens.use.direct";
+    a.subject = "user-1";
     a.account_id = "acct-1";
     a.email = "ada@example.com";
     a.plan = "plus";
-    ASSERT_TRUE(store->write(a));
+    SignIn kept{"urn:uuid:1", k_issuer, "oaiapp_1", a};
+    ASSERT_TRUE(store->write(kept));
     EXPECT_EQ(bytes_of(store->path()).find("rt-1"), std::string::npos);
     auto back = store->read();
-    ASSERT_TRUE(back && back->has_value());
-    EXPECT_EQ((*back)->to_json().dump(), a.to_json().dump());
+    ASSERT_TRUE(back && back->account);
+    EXPECT_EQ(back->to_json().dump(), kept.to_json().dump());
+    // Signing out forgets the account and keeps the host id and registration.
+    kept.account.reset();
+    ASSERT_TRUE(store->write(kept));
+    auto out = store->read();
+    ASSERT_TRUE(out);
+    EXPECT_FALSE(out->account);
+    EXPECT_EQ(out->host_id, "urn:uuid:1");
+    EXPECT_EQ(out->client_id, "oaiapp_1");
     auto removed = store->remove();
     ASSERT_TRUE(removed);
     EXPECT_TRUE(*removed);
@@ -229,7 +269,7 @@ TEST_F(Store, AChangedStoreIsRefusedAndLeftAsItWas) {
     ASSERT_TRUE(store);
     Account a;
     a.refresh_token = "rt-1";
-    ASSERT_TRUE(store->write(a));
+    ASSERT_TRUE(store->write(SignIn{"urn:uuid:1", k_issuer, "oaiapp_1", a}));
     std::string sealed = bytes_of(store->path());
     sealed[sealed.size() / 2] ^= 1;
     {

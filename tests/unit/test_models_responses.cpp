@@ -90,6 +90,40 @@ TEST(ResponsesBody, KeptReasoningOnlyForItsOriginAndWhenAsked) {
     EXPECT_FALSE(body.get("max_output_tokens").exists());
 }
 
+TEST(ResponsesBody, ToolsInAnInputItemForAPlan) {
+    std::vector<Json> c;
+    c.push_back(parse(R"({"role": "user", "text": "Do it"})"));
+    std::vector<ToolSpec> tools;
+    tools.push_back(ToolSpec{"read_file", "Read", parse(R"({"type": "object"})")});
+    Request r{"", tools, c};
+    ResponsesOptions o = options(k_origin);
+    o.tools_in_input = true;
+    Json body = responses_body(r, o);
+    EXPECT_FALSE(body.get("tools").exists());
+    EXPECT_FALSE(body.get("tool_choice").exists());
+    EXPECT_EQ(
+        body.get("input").dump(),
+        R"([{"type":"additional_tools","role":"developer","tools":[{"type":"function","name":"read_file","description":"Read","parameters":{"type":"object"},"strict":false}]},)"
+        R"({"type":"message","role":"user","content":[{"type":"input_text","text":"Do it"}]}])");
+    Request bare{"", {}, c};
+    EXPECT_EQ(responses_body(bare, o).get("input").size(), 1U);
+}
+
+TEST(ResponsesBody, PicturesAsInputImages) {
+    std::vector<Json> c;
+    c.push_back(parse(
+        R"({"role":"user","text":"Look","images":[{"media_type":"image/png","data":"iVBO"},{"media_type":"image/jpeg","data":"/9j/"}]})"));
+    c.push_back(parse(R"({"role":"user","images":[{"media_type":"image/webp","data":"UklG"}]})"));
+    Request r{"", {}, c};
+    EXPECT_EQ(
+        responses_body(r, options(k_origin)).get("input").dump(),
+        R"([{"type":"message","role":"user","content":[{"type":"input_text","text":"Look"},)"
+        R"({"type":"input_image","image_url":"data:image/png;base64,iVBO","detail":"auto"},)"
+        R"({"type":"input_image","image_url":"data:image/jpeg;base64,/9j/","detail":"auto"}]},)"
+        R"({"type":"message","role":"user","content":[)"
+        R"({"type":"input_image","image_url":"data:image/webp;base64,UklG","detail":"auto"}]}])");
+}
+
 SseEvent event(std::string_view data) {
     SseEvent e;
     e.data = std::string(data);
