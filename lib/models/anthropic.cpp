@@ -5,6 +5,9 @@
 #include "lib/models/wire.hpp"
 #include "lib/secrets.hpp"
 
+#include <algorithm>
+#include <array>
+
 namespace sion::models {
 
 namespace {
@@ -25,6 +28,50 @@ Json text_block(std::string_view text) {
     b.set("type", "text");
     b.set("text", text);
     return b;
+}
+
+// The only kinds of picture the Messages API takes.
+constexpr std::array<std::string_view, 4> k_picture_types{"image/jpeg", "image/png", "image/gif",
+                                                          "image/webp"};
+
+} // namespace
+
+Status pictures_taken(std::span<const Json> conversation) {
+    for (const Json& m : conversation) {
+        if (m.view().string_or("role", "").value_or("") != "user")
+            continue;
+        for (JsonView image : m.view().get("images")) {
+            std::string_view type = picture_type(image);
+            if (std::find(k_picture_types.begin(), k_picture_types.end(), type)
+                == k_picture_types.end())
+                return make_error(Exit::data,
+                                  "cannot send a picture of type '%.*s': the Messages API takes "
+                                  "only image/jpeg, image/png, image/gif and image/webp",
+                                  static_cast<int>(type.size()), type.data());
+        }
+    }
+    return {};
+}
+
+namespace {
+
+// What the person said: the pictures first ({"images": [{"media_type", "data"}]}, base64), as
+// the API's guide advises, then the words.
+Json user_blocks(JsonView message) {
+    Json blocks = Json::array();
+    for (JsonView image : message.get("images")) {
+        Json source = Json::object();
+        source.set("type", "base64");
+        source.set("media_type", picture_type(image));
+        source.set("data", image.string_or("data", "").value_or(""));
+        Json b = Json::object();
+        b.set("type", "image");
+        b.set("source", std::move(source));
+        blocks.push(std::move(b));
+    }
+    if (auto text = message.string("text"); text && !text->empty())
+        blocks.push(text_block(*text));
+    return blocks;
 }
 
 // An assistant's message as blocks: its text, its calls, and the thinking kept before each.
@@ -88,8 +135,8 @@ Json messages_of(std::span<const Json> conversation, const Origin& origin, bool 
             blocks = assistant_blocks(m, with_kept ? kept_for(m, k_member, origin) : JsonView());
         } else if (role == "tool") {
             blocks.push(tool_result_block(m));
-        } else if (auto text = m.view().string("text"); text && !text->empty()) {
-            blocks.push(text_block(*text));
+        } else {
+            blocks = user_blocks(m);
         }
         if (blocks.view().size() == 0)
             continue;
@@ -375,6 +422,7 @@ public:
 
 private:
     Result<Answer> call(const Request& request, const std::string& key, bool with_kept) override {
+        SION_CHECK(pictures_taken(request.conversation));
         Json body = anthropic_body(request, effort(), thinking_room(), origin(), with_kept);
         body.set("model", std::string_view(origin().model));
         body.set("stream", true);

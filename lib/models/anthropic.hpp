@@ -29,10 +29,16 @@
 #include "lib/models/sse.hpp"
 
 #include <map>
+#include <span>
 
 namespace sion::models {
 
 [[nodiscard]] Result<std::unique_ptr<Model>> open_anthropic(const ModelSpec& spec);
+
+// Whether the Messages API takes the pictures of the conversation's user messages: a picture of
+// another type than jpeg, png, gif or webp is Exit::data, before anything is sent ("cannot send
+// a picture of type 'image/bmp': the Messages API takes only …").
+[[nodiscard]] Status pictures_taken(std::span<const Json> conversation);
 
 // The Messages API's body for `request` as this file says, without "model" and "stream". Kept
 // thinking goes back when `with_kept` is set and it was kept for `origin`.

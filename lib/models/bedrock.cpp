@@ -171,7 +171,7 @@ Json cache_point() {
 // Converse's image blocks.
 void add_images(Json& content, JsonView message) {
     for (JsonView image : message.get("images")) {
-        std::string_view type = image.string_or("media_type", "image/png").value_or("image/png");
+        std::string_view type = picture_type(image);
         std::string_view format = type.substr(type.find('/') + 1);
         if (format == "jpg")
             format = "jpeg";

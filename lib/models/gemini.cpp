@@ -31,7 +31,7 @@ Json text_part(std::string_view text) {
 void add_images(Json& parts, JsonView message) {
     for (JsonView image : message.get("images")) {
         Json data = Json::object();
-        data.set("mimeType", image.string_or("media_type", "image/png").value_or("image/png"));
+        data.set("mimeType", picture_type(image));
         data.set("data", image.string_or("data", "").value_or(""));
         parts.push(one("inlineData", std::move(data)));
     }

@@ -108,6 +108,31 @@ Json assistant_message(JsonView m, const BodyOptions& o, bool in_task) {
     return out;
 }
 
+// What the person said: a string, or with pictures ({"images": [{"media_type", "data"}]}) an
+// array of a text part and an image_url part a picture, its bytes in a data URL.
+Json user_content(JsonView m) {
+    std::string_view text = m.string_or("text", "").value_or("");
+    if (m.get("images").size() == 0)
+        return Json::string(text);
+    Json parts = Json::array();
+    if (!text.empty()) {
+        Json part = Json::object();
+        part.set("type", "text");
+        part.set("text", text);
+        parts.push(std::move(part));
+    }
+    for (JsonView image : m.get("images")) {
+        std::string url = picture_data_url(image);
+        Json where = Json::object();
+        where.set("url", std::string_view(url));
+        Json part = Json::object();
+        part.set("type", "image_url");
+        part.set("image_url", std::move(where));
+        parts.push(std::move(part));
+    }
+    return parts;
+}
+
 Json chat_body(const Request& request, const BodyOptions& o) {
     Json messages = Json::array();
     if (!request.system.empty()) {
@@ -133,10 +158,11 @@ Json chat_body(const Request& request, const BodyOptions& o) {
             std::string id(m.string_or("call", "").value_or(""));
             out.set("role", "tool");
             out.set("tool_call_id", o.provider->name == "mistral" ? mistral_id(id) : id);
+            out.set("content", m.string_or("text", "").value_or(""));
         } else {
             out.set("role", "user");
+            out.set("content", user_content(m));
         }
-        out.set("content", m.string_or("text", "").value_or(""));
         messages.push(std::move(out));
     }
     Json body = Json::object();

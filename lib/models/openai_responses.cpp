@@ -40,10 +40,7 @@ Json user_item(JsonView message) {
     bool words = !text.empty() || message.get("images").size() == 0;
     Json content = words ? text_content("input_text", text) : Json::array();
     for (JsonView image : message.get("images")) {
-        std::string url = "data:";
-        url += image.string_or("media_type", "image/png").value_or("image/png");
-        url += ";base64,";
-        url += image.string_or("data", "").value_or("");
+        std::string url = picture_data_url(image);
         Json part = Json::object();
         part.set("type", "input_image");
         part.set("image_url", std::string_view(url));

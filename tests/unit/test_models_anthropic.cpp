@@ -5,8 +5,11 @@
 // error events, a stream that ends early, usage with the cache apart).
 #include "lib/models/anthropic.hpp"
 
+#include "tests/unit/http_test_server.hpp"
+
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -204,6 +207,58 @@ TEST(AnthropicReader, AWholeAnswer) {
     auto b = other.whole(R"({"content": "not blocks"})");
     ASSERT_FALSE(b);
     EXPECT_EQ(b.error().exit(), Exit::unavailable);
+}
+
+TEST(AnthropicBody, PicturesGoBeforeTheWords) {
+    std::vector<Json> c;
+    c.push_back(parse(R"({"role": "user", "text": "What is this?", "images": [
+        {"media_type": "image/png", "data": "iVBORw0K"}, {"media_type": "image/webp", "data": "UklGRg"}]})"));
+    c.push_back(parse(R"({"role": "assistant", "text": "A cat."})"));
+    c.push_back(parse(R"({"role": "user", "images": [{"media_type": "image/jpeg", "data": "/9j/"}]})"));
+    Request r{"", {}, c};
+    Json body = anthropic_body(r, Effort{}, 0, k_origin, false);
+    EXPECT_EQ(body.get("messages").dump(),
+              R"([{"role":"user","content":[)"
+              R"({"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0K"}},)"
+              R"({"type":"image","source":{"type":"base64","media_type":"image/webp","data":"UklGRg"}},)"
+              R"({"type":"text","text":"What is this?"}]},)"
+              R"({"role":"assistant","content":[{"type":"text","text":"A cat."}]},)"
+              R"({"role":"user","content":[{"type":"image","source":{"type":"base64",)"
+              R"("media_type":"image/jpeg","data":"/9j/"},"cache_control":{"type":"ephemeral"}}]}])");
+}
+
+// A picture of a kind the API does not take is refused by name and sent nowhere; one it takes
+// reaches the server.
+TEST(AnthropicModel, APictureOfAnotherKindIsRefusedUnsent) {
+    test::TestServer server([](const test::Received&, int fd, const test::TestServer&) {
+        test::TestServer::send_text(
+            fd, test::respond(400, "Bad Request", "Content-Type: application/json\r\n",
+                              R"({"type":"error","error":{"type":"invalid_request_error","message":"no"}})"));
+    });
+    ::setenv("ANTHROPIC_API_KEY", "sk-ant-test", 1);
+    ::setenv("ANTHROPIC_BASE_URL", server.url().c_str(), 1);
+    auto model =
+        open_anthropic(ModelSpec{"anthropic:claude-opus-5-5", "anthropic", "claude-opus-5-5", {}});
+    ::unsetenv("ANTHROPIC_API_KEY");
+    ::unsetenv("ANTHROPIC_BASE_URL");
+    ASSERT_TRUE(model) << model.error().message();
+    auto ask = [&](std::string_view type) {
+        std::vector<Json> c;
+        c.push_back(parse(R"({"role": "user", "text": "Look", "images": [{"media_type": ")"
+                          + std::string(type) + R"(", "data": "Qk0="}]})"));
+        return (*model)->answer(Request{"", {}, c});
+    };
+    auto refused = ask("image/bmp");
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().exit(), Exit::data);
+    EXPECT_EQ(refused.error().message(),
+              "cannot send a picture of type 'image/bmp': the Messages API takes only image/jpeg, "
+              "image/png, image/gif and image/webp");
+    EXPECT_EQ(server.requests(), 0);
+    auto sent = ask("image/gif");
+    ASSERT_FALSE(sent);
+    EXPECT_EQ(sent.error().exit(), Exit::data);
+    EXPECT_TRUE(server.wait_for([&] { return server.requests() == 1; }));
 }
 
 } // namespace

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: MIT
+// lib/models/openai_chat: the person's pictures as image_url parts beside a text part, sent to a
+// chat completions server on 127.0.0.1 and read back there; words alone stay a string.
+#include "lib/models/openai_chat.hpp"
+
+#include "tests/unit/http_test_server.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace sion::models {
+namespace {
+
+Json parse(std::string_view text) {
+    auto j = Json::parse(text);
+    EXPECT_TRUE(j) << text;
+    return j ? std::move(*j) : Json();
+}
+
+// A local: server that keeps each request's body and refuses it, so that the model's one call
+// ends there.
+class ChatServer {
+public:
+    ChatServer()
+        : m_server([this](const test::Received& r, int fd, const test::TestServer&) {
+              {
+                  std::lock_guard lock(m_mutex);
+                  m_bodies.push_back(r.body);
+              }
+              test::TestServer::send_text(
+                  fd, test::respond(400, "Bad Request", "Content-Type: application/json\r\n",
+                                    R"({"error":{"message":"no"}})"));
+          }) {}
+
+    // The "messages" of the body of the only request the server had, after the system's.
+    Json messages_of_only_request(const std::vector<Json>& conversation) {
+        ::setenv("SION_LOCAL_MODEL_URL", m_server.url("/v1").c_str(), 1);
+        ::setenv("SION_LOCAL_MODEL_KEY", "local-key", 1);
+        auto model = open_chat(ModelSpec{"local:llava", "local", "llava", {}});
+        ::unsetenv("SION_LOCAL_MODEL_URL");
+        ::unsetenv("SION_LOCAL_MODEL_KEY");
+        EXPECT_TRUE(model) << model.error().message();
+        if (!model)
+            return Json();
+        auto a = (*model)->answer(Request{"", {}, conversation});
+        EXPECT_FALSE(a);
+        std::lock_guard lock(m_mutex);
+        EXPECT_EQ(m_bodies.size(), 1U);
+        if (m_bodies.size() != 1)
+            return Json();
+        return Json::copy_of(parse(m_bodies[0]).get("messages"));
+    }
+
+private:
+    std::mutex m_mutex;
+    std::vector<std::string> m_bodies;
+    test::TestServer m_server; // last: its threads stop before the members above go
+};
+
+TEST(ChatBody, PicturesAreImageUrlPartsBesideTheText) {
+    std::vector<Json> c;
+    c.push_back(parse(R"({"role": "user", "text": "What is this?", "images": [
+        {"media_type": "image/png", "data": "iVBORw0K"}, {"media_type": "image/jpeg", "data": "/9j/"}]})"));
+    c.push_back(parse(R"({"role": "assistant", "text": "A cat."})"));
+    c.push_back(parse(R"({"role": "user", "images": [{"media_type": "image/webp", "data": "UklGRg"}]})"));
+    ChatServer server;
+    EXPECT_EQ(server.messages_of_only_request(c).dump(),
+              R"([{"role":"user","content":[{"type":"text","text":"What is this?"},)"
+              R"({"type":"image_url","image_url":{"url":"data:image/png;base64,iVBORw0K"}},)"
+              R"({"type":"image_url","image_url":{"url":"data:image/jpeg;base64,/9j/"}}]},)"
+              R"({"role":"assistant","content":"A cat."},)"
+              R"({"role":"user","content":[)"
+              R"({"type":"image_url","image_url":{"url":"data:image/webp;base64,UklGRg"}}]}])");
+}
+
+TEST(ChatBody, WordsAloneStayAString) {
+    std::vector<Json> c;
+    c.push_back(parse(R"({"role": "user", "text": "Hello"})"));
+    c.push_back(parse(R"({"role": "user", "text": "Again", "images": []})"));
+    ChatServer server;
+    EXPECT_EQ(server.messages_of_only_request(c).dump(),
+              R"([{"role":"user","content":"Hello"},{"role":"user","content":"Again"}])");
+}
+
+} // namespace
+} // namespace sion::models
