@@ -39,7 +39,9 @@ scan() {
         pid=${file#/proc/}
         pid=${pid%/cmdline}
         scanned=$((scanned + 1))
-        while IFS= read -r -d '' arg || [ -n "$arg" ]; do
+        # (arg emptied first: a read that fails, as one of a process that has just ended does,
+        # leaves it as it was, and the loop would never end)
+        while arg= && IFS= read -r -d '' arg || [ -n "$arg" ]; do
             case $arg in
             *"$1"*)
                 found="$found $pid"
