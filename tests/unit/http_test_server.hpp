@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// A tiny HTTP/1.1 server on 127.0.0.1 inside a test process, for the tests of lib/http, lib/uv_http
+// A tiny HTTP/1.1 server on 127.0.0.1 (or another loopback address) inside a test process, for the tests of lib/http, lib/uv_http
 // and lib/models/wire: it reads one request per connection and hands it to the test's handler.
 #pragma once
 
@@ -36,11 +36,13 @@ public:
     using Handler = std::function<void(const Received&, int fd, const TestServer&)>;
     static constexpr auto k_lifetime = std::chrono::seconds(30);
 
-    explicit TestServer(Handler handler) : m_handler(std::move(handler)) {
+    // `address`: the IPv4 loopback address it listens on.
+    explicit TestServer(Handler handler, std::string address = "127.0.0.1")
+        : m_handler(std::move(handler)), m_address(std::move(address)) {
         m_listen = Fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
         sockaddr_in addr{};
         addr.sin_family = AF_INET;
-        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        EXPECT_EQ(::inet_pton(AF_INET, m_address.c_str(), &addr.sin_addr), 1) << m_address;
         socklen_t len = sizeof addr;
         auto* sa = reinterpret_cast<sockaddr*>(&addr);
         EXPECT_EQ(::bind(m_listen.get(), sa, len), 0);
@@ -63,13 +65,15 @@ public:
     }
 
     [[nodiscard]] std::string url(const std::string& path = "") const {
-        return "http://127.0.0.1:" + std::to_string(m_port) + path;
+        return "http://" + m_address + ":" + std::to_string(m_port) + path;
     }
 
     [[nodiscard]] int port() const { return m_port; }
 
     // Requests read whole and handed to the handler so far.
     [[nodiscard]] int requests() const { return m_requests; }
+    // Connections accepted so far, whether or not a request came on them.
+    [[nodiscard]] int accepted() const { return m_accepted; }
 
     [[nodiscard]] bool stopping() const {
         return m_stop || std::chrono::steady_clock::now() > m_deadline;
@@ -105,6 +109,7 @@ private:
             Fd conn(::accept4(m_listen.get(), nullptr, nullptr, SOCK_CLOEXEC));
             if (!conn)
                 continue;
+            ++m_accepted;
             m_connections.emplace_back([this, fd = std::move(conn)] { serve(fd.get()); });
         }
     }
@@ -155,10 +160,12 @@ private:
     }
 
     Handler m_handler;
+    std::string m_address;
     Fd m_listen;
     int m_port = 0;
     std::atomic<bool> m_stop{false};
     std::atomic<int> m_requests{0};
+    std::atomic<int> m_accepted{0};
     std::chrono::steady_clock::time_point m_deadline =
         std::chrono::steady_clock::now() + k_lifetime;
     std::vector<std::thread> m_connections; // touched by the accepting thread, then joined

@@ -5,24 +5,22 @@
 // name up itself, and a request whose name resolves where its rule forbids is never sent; then
 // the rules of the two callers, lib/models/wire and mcpd/oauth, over names that resolve inside.
 #include "lib/address.hpp"
-#include "lib/fd.hpp"
 #include "lib/http.hpp"
 #include "lib/http_transfer.hpp"
 #include "lib/models/wire.hpp"
 #include "lib/uv_http.hpp"
 #include "mcpd/oauth.hpp"
+#include "tests/unit/http_test_server.hpp"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <sys/socket.h>
 
 #include <atomic>
 #include <chrono>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 namespace sion {
@@ -249,82 +247,32 @@ TEST(Destination, PinsNamesOnly) {
 // which local address the connection came to and the Host it named.
 class PinnedServer {
 public:
-    PinnedServer() {
-        m_listen = Fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-        sockaddr_in addr{};
-        addr.sin_family = AF_INET;
-        ::inet_pton(AF_INET, "127.0.0.2", &addr.sin_addr);
-        socklen_t len = sizeof addr;
-        auto* sa = reinterpret_cast<sockaddr*>(&addr);
-        EXPECT_EQ(::bind(m_listen.get(), sa, len), 0);
-        EXPECT_EQ(::listen(m_listen.get(), 16), 0);
-        EXPECT_EQ(::getsockname(m_listen.get(), sa, &len), 0);
-        m_port = ntohs(addr.sin_port);
-        m_thread = std::thread([this] { run(); });
-    }
-
-    PinnedServer(const PinnedServer&) = delete;
-    PinnedServer& operator=(const PinnedServer&) = delete;
-    PinnedServer(PinnedServer&&) = delete;
-    PinnedServer& operator=(PinnedServer&&) = delete;
-
-    ~PinnedServer() {
-        m_stop = true;
-        m_thread.join();
-    }
-
-    [[nodiscard]] int port() const { return m_port; }
+    [[nodiscard]] int port() const { return m_server.port(); }
 
     [[nodiscard]] std::string url(const std::string& host) const {
-        return "http://" + host + ":" + std::to_string(m_port) + "/v1";
+        return "http://" + host + ":" + std::to_string(port()) + "/v1";
     }
 
-    // Connections taken so far, and what the last one said.
-    std::atomic<int> connections{0};
+    // Connections taken so far.
+    [[nodiscard]] int connections() const { return m_server.accepted(); }
+
+    // What the last request said.
     std::string local_address;
     std::string head;
 
 private:
-    void run() {
-        auto until = std::chrono::steady_clock::now() + 20s;
-        while (!m_stop && std::chrono::steady_clock::now() < until) {
-            pollfd p{m_listen.get(), POLLIN, 0};
-            if (::poll(&p, 1, 20) <= 0)
-                continue;
-            Fd conn(::accept4(m_listen.get(), nullptr, nullptr, SOCK_CLOEXEC));
-            if (!conn)
-                continue;
-            sockaddr_storage local{};
-            socklen_t len = sizeof local;
-            ::getsockname(conn.get(), reinterpret_cast<sockaddr*>(&local), &len);
-            local_address = address_of(reinterpret_cast<sockaddr*>(&local))->text;
-            head = read_head(conn.get());
-            ++connections;
-            std::string_view answer = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n"
-                                      "Connection: close\r\n\r\nok";
-            (void)::send(conn.get(), answer.data(), answer.size(), MSG_NOSIGNAL);
-        }
+    void note(const test::Received& request, int fd) {
+        sockaddr_storage local{};
+        socklen_t len = sizeof local;
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len);
+        local_address = address_of(reinterpret_cast<sockaddr*>(&local))->text;
+        head = request.head;
+        test::TestServer::send_text(fd, test::respond(200, "OK", "", "ok"));
     }
 
-    std::string read_head(int fd) const {
-        std::string data;
-        while (data.find("\r\n\r\n") == std::string::npos && !m_stop) {
-            pollfd p{fd, POLLIN, 0};
-            if (::poll(&p, 1, 20) <= 0)
-                continue;
-            char buf[4096];
-            ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-            if (n <= 0)
-                break;
-            data.append(buf, static_cast<size_t>(n));
-        }
-        return data;
-    }
-
-    Fd m_listen;
-    int m_port = 0;
-    std::atomic<bool> m_stop{false};
-    std::thread m_thread;
+    test::TestServer m_server{[this](const test::Received& r, int fd,
+                                     const test::TestServer&) { note(r, fd); },
+                              "127.0.0.2"};
 };
 
 HttpRequest pinned_request(const PinnedServer& server, FakeDns& dns,
@@ -356,7 +304,7 @@ TEST(Pin, HttpClientConnectsOnlyToTheCheckedAddress) {
     EXPECT_EQ(response->status, 200);
     EXPECT_EQ(response->body, "ok");
     EXPECT_EQ(dns.asked, 1);
-    EXPECT_EQ(server.connections, 1);
+    EXPECT_EQ(server.connections(), 1);
     EXPECT_EQ(server.local_address, "127.0.0.2");
     EXPECT_NE(server.head.find("Host: rebind.test:" + std::to_string(server.port())),
               std::string::npos)
@@ -373,7 +321,7 @@ TEST(Pin, ARefusedAddressSendsNothing) {
     EXPECT_EQ(response.error().exit(), Exit::config);
     EXPECT_EQ(response.error().message(),
               "refusing '" + server.url("rebind.test") + "': 10.0.0.5 is a private address");
-    EXPECT_EQ(server.connections, 0);
+    EXPECT_EQ(server.connections(), 0);
 }
 
 TEST(Pin, NoReachThroughAProxy) {
@@ -436,7 +384,7 @@ TEST(Pin, UvHttpConnectsOnlyToTheCheckedAddress) {
     EXPECT_EQ(uv_run(&loop, UV_RUN_DEFAULT), 0);
     EXPECT_EQ(uv_loop_close(&loop), 0);
     EXPECT_EQ(dns.asked, 1);
-    EXPECT_EQ(server.connections, 1);
+    EXPECT_EQ(server.connections(), 1);
     EXPECT_EQ(server.local_address, "127.0.0.2");
 }
 
@@ -481,7 +429,7 @@ TEST(WireReach, SendGoesOnlyWhereTheNameFirstResolved) {
     ASSERT_TRUE(reply) << reply.error().message();
     EXPECT_EQ(reply->body, "ok");
     EXPECT_EQ(dns.asked, 1);
-    EXPECT_EQ(server.connections, 1);
+    EXPECT_EQ(server.connections(), 1);
     EXPECT_EQ(server.local_address, "127.0.0.2");
 }
 
@@ -498,7 +446,7 @@ TEST(WireReach, SendRefusesANameThatResolvesToAPrivateAddress) {
     EXPECT_EQ(reply.error().message(), "refusing '" + server.url("rebind.test")
                                            + "': 10.0.0.5 is a private address, which only "
                                              "local: reaches");
-    EXPECT_EQ(server.connections, 0);
+    EXPECT_EQ(server.connections(), 0);
 }
 
 Destination at(const std::string& url, std::vector<std::string> addresses) {
