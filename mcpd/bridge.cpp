@@ -7,7 +7,9 @@
 #include "mcpd/review.hpp"
 #include "mcpd/shelf.hpp"
 
+#include "lib/crypto.hpp"
 #include "lib/log.hpp"
+#include "lib/picture.hpp"
 #include "lib/rpc/uv_connection.hpp"
 #include "lib/text.hpp"
 
@@ -480,7 +482,27 @@ private:
             a.set("content", Json::copy_of(content));
         if (structured.exists() && structured.dump().size() <= k_pass_on)
             a.set("structuredContent", Json::copy_of(structured));
+        if (Json images = pictures_of(content); images.view().size() > 0)
+            a.set("images", std::move(images));
         return a;
+    }
+
+    // The pictures of a result's image content that a model is sent (lib/picture.hpp): known by
+    // their bytes, whatever the server calls them; the text names the others.
+    static Json pictures_of(JsonView content) {
+        Json images = Json::array();
+        for (JsonView block : content) {
+            if (images.view().size() == k_max_pictures)
+                break;
+            if (block.string_or("type", "").value_or("") != "image")
+                continue;
+            auto bytes = base64_decode(block.string_or("data", "").value_or(""));
+            if (!bytes)
+                continue;
+            if (auto picture = make_picture(*bytes, ""))
+                images.push(std::move(*picture));
+        }
+        return images;
     }
 
     void list_resources(Server& s, const Responder& respond) {

@@ -5,12 +5,19 @@
 #include "cmd/sion-run/sandbox_client.hpp"
 #include "cmd/sion-run/session.hpp"
 #include "lib/agents.hpp"
+#include "lib/fd.hpp"
 #include "lib/home.hpp"
 #include "lib/log.hpp"
+#include "lib/picture.hpp"
 #include "lib/state.hpp"
+#include "lib/text.hpp"
 #include "mcpd/review.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
@@ -58,6 +65,36 @@ Result<PromptTask> prompt_task(const std::string& given, const std::vector<std::
     return p;
 }
 
+// The pictures --picture gives the task, each read whole and known by its bytes, not its name.
+Json task_pictures(const std::vector<std::string>& files) {
+    if (files.size() > k_max_pictures)
+        die(usage_error(format("give at most %zu pictures with --picture", k_max_pictures)));
+    Json pictures = Json::array();
+    for (const std::string& file : files) {
+        int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            die(sys_error(Exit::no_input, errno, "cannot read %s", file.c_str()));
+        Fd opened(fd);
+        struct stat st {};
+        if (::fstat(opened.get(), &st) != 0)
+            die(sys_error(Exit::no_input, errno, "cannot read %s", file.c_str()));
+        if (!S_ISREG(st.st_mode))
+            die(make_error(Exit::no_input, "cannot read %s: it is not a file", file.c_str()));
+        if (static_cast<uint64_t>(st.st_size) > k_max_picture_bytes)
+            die(make_error(Exit::data, "%s is %lld bytes, more than the %zu a model is sent",
+                           file.c_str(), static_cast<long long>(st.st_size),
+                           k_max_picture_bytes));
+        auto bytes = read_all(opened.get(), k_max_picture_bytes);
+        if (!bytes)
+            die(Error(bytes.error().exit(), "cannot read " + file + ": " + bytes.error().message()));
+        auto picture = make_picture(*bytes, file);
+        if (!picture)
+            die(Error(picture.error().exit(), file + " " + picture.error().message()));
+        pictures.push(std::move(*picture));
+    }
+    return pictures;
+}
+
 // The session's MCP servers: its --mcp ones, the profile's standing ones, and the one whose prompt
 // is the task, each once.
 std::vector<std::string> mcp_servers(Db& db, const RunSettings& settings, const Profile& profile,
@@ -77,6 +114,7 @@ std::vector<std::string> mcp_servers(Db& db, const RunSettings& settings, const 
 std::vector<OptionSpec> run_options() {
     return {
         {"task", 0, "TEXT", "what the agent is to do"},
+        {"picture", 0, "FILE", "a PNG, JPEG, GIF or WebP picture for the task (repeatable)"},
         {"model", 0, "M", "provider:model to think with, first first (repeatable)"},
         {"workspace", 0, "DIR", "the directory the agent works in, at /workspace"},
         {"shell", 0, "docker:IMAGE@sha256:D",
@@ -143,6 +181,7 @@ int run_command(int argc, const char* const* argv) {
     SessionParts parts;
     parts.db = &db;
     parts.task = task.value_or("");
+    parts.pictures = task_pictures(args.values("picture"));
     parts.settings = or_refuse(resolve_settings(flags, profile, home));
     for (const auto& m : parts.settings.models)
         parts.models.push_back(or_die(models::open_model(m)));

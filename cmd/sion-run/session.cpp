@@ -34,6 +34,8 @@ Json tool_message(const CallRow& row) {
     m.set("tool", std::string_view(row.tool));
     m.set("text", std::string_view(row.result));
     m.set("error", row.state != "ok");
+    if (row.images.view().size() > 0)
+        m.set("images", Json::copy_of(row.images));
     return m;
 }
 
@@ -79,6 +81,8 @@ public:
         Json task = Json::object();
         task.set("role", "user");
         task.set("text", std::string_view(said));
+        if (m_p.pictures.view().size() > 0)
+            task.set("images", std::move(m_p.pictures));
         SION_CHECK(append_message(*m_p.db, m_p.row.id, task));
         m_conversation.push_back(std::move(task));
         std::string system = system_prompt(m_p);
@@ -429,6 +433,7 @@ private:
         row.state = done->is_error ? "error" : "ok";
         row.result = std::move(done->text);
         row.detail = std::move(done->detail);
+        row.images = std::move(done->images);
         row.tainted = done->taints && !m_p.row.tainted;
         // What after-tool hooks print is added to what the model is shown, marked as theirs.
         Json after = hook_event(row);

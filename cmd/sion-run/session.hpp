@@ -25,6 +25,7 @@ struct SessionParts {
     SessionRow row; // claimed or inserted, state "running"
     bool continued = false;
     std::string task;
+    Json pictures = Json::array(); // given with the task (--picture), as lib/picture.hpp has them
     RunSettings settings;
     std::vector<std::unique_ptr<models::Model>> models;
     std::vector<std::unique_ptr<Tool>> tools;

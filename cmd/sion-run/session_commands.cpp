@@ -83,6 +83,12 @@ int show_command(int argc, const char* const* argv) {
     SessionRow row = or_die(find_session(db, args.operands()[0]));
     auto messages = or_die(load_messages(db, row.id));
     auto calls = or_die(load_calls(db, row.id));
+    // The pictures a call returned are kept with what the model was shown of it.
+    for (const Json& m : messages)
+        if (m.get("images").size() > 0)
+            for (auto& c : calls)
+                if (c.parent.empty() && c.call_id == m.view().string_or("call", "").value_or(""))
+                    c.images = Json::copy_of(m.get("images"));
     std::map<std::string, const CallRow*> by_id;
     std::multimap<std::string, const CallRow*> children; // a run_code call's own calls, in order
     for (const auto& c : calls) {
@@ -115,7 +121,7 @@ int show_command(int argc, const char* const* argv) {
     for (const Json& m : messages) {
         std::string_view role = m.view().string_or("role", "").value_or("");
         if (role == "user") {
-            out->task(m.view().string_or("text", "").value_or(""));
+            out->task(m.view().string_or("text", "").value_or(""), m.get("images"));
             continue;
         }
         if (role != "assistant")

@@ -47,6 +47,7 @@ struct CallRow {
     std::string state;    // running, ok, error, refused, uncertain, interrupted
     std::string result;   // what the model was shown
     Json detail;          // the tool's structured result (the shell's result object), if any
+    Json images;          // the pictures it returned (lib/picture.hpp), if any
     bool tainted = false; // this call's result tainted the session
     int64_t started_ms = 0;
     int64_t wall_ms = 0;

@@ -3,6 +3,7 @@
 // (lib/confined), so no link, planted before or swapped in meanwhile, leads out of it; whole files
 // written beside and renamed into place.
 #include "cmd/sion-run/tools.hpp"
+#include "lib/picture.hpp"
 #include "lib/text.hpp"
 #include "lib/utf8.hpp"
 
@@ -73,6 +74,8 @@ public:
         auto text = context.files->read(name, k_max_read);
         if (!text)
             return failed(text.error().message());
+        if (auto kind = picture_kind(*text))
+            return picture(name, *kind, *text);
         if (text->find('\0') != std::string::npos
             || invalid_utf8_at(*text) != std::string_view::npos)
             return ToolResult{
@@ -84,6 +87,25 @@ public:
     }
 
 private:
+    // A picture is shown to the model as a picture.
+    static ToolResult picture(const std::string& name, std::string_view kind,
+                              std::string_view bytes) {
+        auto made = make_picture(bytes, name);
+        if (!made)
+            return {format("%s %s: not shown", name.c_str(), made.error().message().c_str()),
+                    false,
+                    false,
+                    {}};
+        ToolResult result{format("%s is a picture (%.*s, %zu bytes): shown", name.c_str(),
+                                 static_cast<int>(kind.size()), kind.data(), bytes.size()),
+                          false,
+                          false,
+                          {}};
+        result.images = Json::array();
+        result.images.push(std::move(*made));
+        return result;
+    }
+
     static std::string numbered(std::string_view text, int64_t offset, int64_t limit) {
         std::string out;
         int64_t line = 1;

@@ -55,6 +55,8 @@ public:
             result.detail = Json::object();
             result.detail.set("structuredContent", Json::copy_of(structured));
         }
+        if (JsonView images = answer->result.get("images"); images.size() > 0)
+            result.images = Json::copy_of(images);
         return result;
     }
 

@@ -31,6 +31,7 @@ struct ToolResult {
     // An error that is known to have changed nothing (an MCP call that was never sent): the
     // journal forgets it, as it does a failure of a tool that fails_cleanly().
     bool changed_nothing = false;
+    Json images{}; // pictures the model is shown besides the text (lib/picture.hpp), or nothing
 };
 
 // A call a program makes from run_code: made as the model's would be (policy, journal, hooks, the

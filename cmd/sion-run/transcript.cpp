@@ -3,6 +3,7 @@
 #include "cmd/sion-run/transcript.hpp"
 
 #include "lib/log.hpp"
+#include "lib/picture.hpp"
 #include "lib/text.hpp"
 
 #include <cerrno>
@@ -26,6 +27,20 @@ bool failed_state(std::string_view state) {
     return state != "ok";
 }
 
+// What the events say of pictures: each one's name, kind and size, not its bytes.
+Json pictures_summary(JsonView images) {
+    Json out = Json::array();
+    for (JsonView image : images) {
+        Json p = Json::object();
+        if (auto name = image.string("name"))
+            p.set("name", *name);
+        p.set("media_type", picture_type(image));
+        p.set("bytes", static_cast<int64_t>(picture_size(image)));
+        out.push(std::move(p));
+    }
+    return out;
+}
+
 class Transcript final : public Output {
 public:
     explicit Transcript(std::FILE* out) : m_out(out) {}
@@ -35,7 +50,16 @@ public:
                           continued ? ", continued" : ""));
     }
 
-    void task(std::string_view text) override { put(m_out, "you: " + std::string(text)); }
+    void task(std::string_view text, JsonView pictures) override {
+        put(m_out, "you: " + std::string(text));
+        for (JsonView image : pictures) {
+            std::string_view name = image.string_or("name", "").value_or("");
+            std::string_view type = picture_type(image);
+            put(m_out, format("you: [picture %.*s, %.*s, %zu bytes]", static_cast<int>(name.size()),
+                              name.data(), static_cast<int>(type.size()), type.data(),
+                              picture_size(image)));
+        }
+    }
 
     void notice(std::string_view text) override { put(m_out, text); }
 
@@ -101,7 +125,13 @@ public:
         emit(e);
     }
 
-    void task(std::string_view text) override { emit(event("task").set("text", text)); }
+    void task(std::string_view text, JsonView pictures) override {
+        Json e = event("task");
+        e.set("text", text);
+        if (pictures.size() > 0)
+            e.set("pictures", pictures_summary(pictures));
+        emit(e);
+    }
 
     void notice(std::string_view text) override { emit(event("notice").set("text", text)); }
 
@@ -139,6 +169,8 @@ public:
         e.set("text", std::string_view(call.result));
         if (call.detail.exists())
             e.set("detail", Json::copy_of(call.detail));
+        if (call.images.view().size() > 0)
+            e.set("pictures", pictures_summary(call.images));
         e.set("tainted", call.tainted);
         e.set("wall_ms", call.wall_ms);
         emit(e);

@@ -39,7 +39,8 @@ public:
 
     virtual void session(const SessionRow& row, bool continued) = 0;
     // The person's message: shown by `show`, not by a live run (the person just typed it).
-    virtual void task(std::string_view text) = 0;
+    // `pictures`: those given with it (a user message's "images"), or nothing.
+    virtual void task(std::string_view text, JsonView pictures) = 0;
     virtual void notice(std::string_view text) = 0;
     // A line about one of the session's MCP servers: a tool it does not offer, a question it asked,
     // a completion it had written.

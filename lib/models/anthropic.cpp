@@ -3,6 +3,7 @@
 #include "lib/models/anthropic.hpp"
 
 #include "lib/models/wire.hpp"
+#include "lib/picture.hpp"
 #include "lib/secrets.hpp"
 
 #include <algorithm>
@@ -36,39 +37,29 @@ constexpr std::array<std::string_view, 4> k_picture_types{"image/jpeg", "image/p
 
 } // namespace
 
-Status pictures_taken(std::span<const Json> conversation) {
-    for (const Json& m : conversation) {
-        if (m.view().string_or("role", "").value_or("") != "user")
-            continue;
-        for (JsonView image : m.view().get("images")) {
-            std::string_view type = picture_type(image);
-            if (std::find(k_picture_types.begin(), k_picture_types.end(), type)
-                == k_picture_types.end())
-                return make_error(Exit::data,
-                                  "cannot send a picture of type '%.*s': the Messages API takes "
-                                  "only image/jpeg, image/png, image/gif and image/webp",
-                                  static_cast<int>(type.size()), type.data());
-        }
-    }
-    return {};
+Status messages_api_takes_pictures(std::span<const Json> conversation) {
+    return pictures_taken(conversation, k_picture_types, "Messages API");
 }
 
 namespace {
+
+Json image_block(JsonView image) {
+    Json source = Json::object();
+    source.set("type", "base64");
+    source.set("media_type", picture_type(image));
+    source.set("data", image.string_or("data", "").value_or(""));
+    Json b = Json::object();
+    b.set("type", "image");
+    b.set("source", std::move(source));
+    return b;
+}
 
 // What the person said: the pictures first ({"images": [{"media_type", "data"}]}, base64), as
 // the API's guide advises, then the words.
 Json user_blocks(JsonView message) {
     Json blocks = Json::array();
-    for (JsonView image : message.get("images")) {
-        Json source = Json::object();
-        source.set("type", "base64");
-        source.set("media_type", picture_type(image));
-        source.set("data", image.string_or("data", "").value_or(""));
-        Json b = Json::object();
-        b.set("type", "image");
-        b.set("source", std::move(source));
-        blocks.push(std::move(b));
-    }
+    for (JsonView image : message.get("images"))
+        blocks.push(image_block(image));
     if (auto text = message.string("text"); text && !text->empty())
         blocks.push(text_block(*text));
     return blocks;
@@ -108,8 +99,18 @@ Json tool_result_block(JsonView message) {
     Json b = Json::object();
     b.set("type", "tool_result");
     b.set("tool_use_id", plain_tool_id(message.string_or("call", "").value_or("")));
-    if (auto text = message.string("text"); text && !text->empty())
+    auto text = message.string("text");
+    if (message.get("images").size() > 0) {
+        // The words, then the pictures the call returned.
+        Json content = Json::array();
+        if (text && !text->empty())
+            content.push(text_block(*text));
+        for (JsonView image : message.get("images"))
+            content.push(image_block(image));
+        b.set("content", std::move(content));
+    } else if (text && !text->empty()) {
         b.set("content", *text);
+    }
     if (message.boolean_or("error", false).value_or(false))
         b.set("is_error", true);
     return b;
@@ -422,7 +423,7 @@ public:
 
 private:
     Result<Answer> call(const Request& request, const std::string& key, bool with_kept) override {
-        SION_CHECK(pictures_taken(request.conversation));
+        SION_CHECK(messages_api_takes_pictures(request.conversation));
         Json body = anthropic_body(request, effort(), thinking_room(), origin(), with_kept);
         body.set("model", std::string_view(origin().model));
         body.set("stream", true);

@@ -35,10 +35,10 @@ namespace sion::models {
 
 [[nodiscard]] Result<std::unique_ptr<Model>> open_anthropic(const ModelSpec& spec);
 
-// Whether the Messages API takes the pictures of the conversation's user messages: a picture of
-// another type than jpeg, png, gif or webp is Exit::data, before anything is sent ("cannot send
+// Whether the Messages API takes the pictures of the conversation (a person's, a tool's): a picture
+// of another type than jpeg, png, gif or webp is Exit::data, before anything is sent ("cannot send
 // a picture of type 'image/bmp': the Messages API takes only …").
-[[nodiscard]] Status pictures_taken(std::span<const Json> conversation);
+[[nodiscard]] Status messages_api_takes_pictures(std::span<const Json> conversation);
 
 // The Messages API's body for `request` as this file says, without "model" and "stream". Kept
 // thinking goes back when `with_kept` is set and it was kept for `origin`.

@@ -6,6 +6,7 @@
 #include "lib/crypto.hpp"
 #include "lib/fd.hpp"
 #include "lib/models/anthropic.hpp"
+#include "lib/picture.hpp"
 #include "lib/text.hpp"
 
 #include <fcntl.h>

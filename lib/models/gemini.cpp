@@ -4,9 +4,11 @@
 #include "lib/models/gemini.hpp"
 
 #include "lib/models/wire.hpp"
+#include "lib/picture.hpp"
 #include "lib/secrets.hpp"
 #include "lib/text.hpp"
 
+#include <array>
 #include <set>
 
 namespace sion::models {
@@ -132,6 +134,13 @@ Error malformed(const std::string& why) {
 }
 
 } // namespace
+
+Status gemini_takes_pictures(std::span<const Json> conversation) {
+    static constexpr std::array<std::string_view, 5> k_types{"image/png", "image/jpeg",
+                                                             "image/webp", "image/heic",
+                                                             "image/heif"};
+    return pictures_taken(conversation, k_types, "Gemini API");
+}
 
 Json gemini_body(const Request& request, const Effort& effort, int64_t thinking_room,
                  const Origin& origin, bool with_kept) {
@@ -291,6 +300,7 @@ public:
 
 private:
     Result<Answer> call(const Request& request, const std::string& key, bool with_kept) override {
+        SION_CHECK(gemini_takes_pictures(request.conversation));
         WireRequest w;
         w.url = origin().base_url + "/v1beta/models/" + origin().model
                 + ":streamGenerateContent?alt=sse";

@@ -29,11 +29,16 @@
 #include "lib/models/model.hpp"
 #include "lib/models/sse.hpp"
 
+#include <span>
 #include <vector>
 
 namespace sion::models {
 
 [[nodiscard]] Result<std::unique_ptr<Model>> open_gemini(const ModelSpec& spec);
+
+// Whether the Gemini API takes the pictures of the conversation: it reads PNG, JPEG and WebP of
+// the kinds sion sends, so a GIF is Exit::data before anything is sent.
+[[nodiscard]] Status gemini_takes_pictures(std::span<const Json> conversation);
 
 // The generateContent body for `request`. Kept parts go back when `with_kept` is set and they
 // were kept for `origin`.

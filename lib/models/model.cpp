@@ -12,7 +12,9 @@
 #include "lib/models/openai_responses.hpp"
 #include "lib/models/script.hpp"
 #include "lib/models/vertex.hpp"
+#include "lib/picture.hpp"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 
@@ -217,9 +219,16 @@ int64_t estimate_tokens(const Request& request) {
     size_t bytes = request.system.size();
     for (const ToolSpec& tool : request.tools)
         bytes += tool.name.size() + tool.description.size() + tool.input_schema.dump().size();
-    for (const Json& message : request.conversation)
+    int64_t pictures = 0;
+    for (const Json& message : request.conversation) {
         bytes += message.dump().size();
-    return tokens_of_bytes(bytes);
+        // A picture is counted as a picture, not as its base64.
+        for (JsonView image : message.view().get("images")) {
+            bytes -= std::min(bytes, image.string_or("data", "").value_or("").size());
+            ++pictures;
+        }
+    }
+    return tokens_of_bytes(bytes) + pictures * k_picture_tokens;
 }
 
 } // namespace sion::models

@@ -4,10 +4,11 @@
 // this one (DESIGN.md, "Models"); `script:FILE` (script.hpp) plays a fixed list of answers.
 //
 // The conversation is provider-neutral JSON, as sion.db keeps it, one object a message:
-//   {"role":"user","text":"…"}
+//   {"role":"user","text":"…","images":[…]}
 //   {"role":"assistant","text":"…","reasoning":"…","calls":[{"id":"c1","tool":"shell","input":{…}}]}
-//   {"role":"tool","call":"c1","tool":"shell","text":"…","error":false}
-// ("text", "reasoning" and "calls" of an assistant's message may each be absent.) Providers turn
+//   {"role":"tool","call":"c1","tool":"shell","text":"…","error":false,"images":[…]}
+// ("images", pictures as lib/picture.hpp has them, may be absent, as may "text", "reasoning" and
+// "calls" of an assistant's message.) Providers turn
 // it into their own format and back; what a provider must keep to be sent again (signed thinking,
 // encrypted reasoning) goes in members of its own, which the others ignore: Answer::kept holds
 // them, and the session puts them on the assistant's message as they are. Each such member says
@@ -178,7 +179,8 @@ private:
 
 // Tokens a text is taken to be when a model does not say: a quarter of its bytes, rounded up.
 [[nodiscard]] int64_t estimate_tokens(std::string_view text);
-// The same for what a request sends: the system prompt, the tools and the conversation.
+// The same for what a request sends: the system prompt, the tools and the conversation, each
+// picture as k_picture_tokens (lib/picture.hpp).
 [[nodiscard]] int64_t estimate_tokens(const Request& request);
 
 } // namespace sion::models

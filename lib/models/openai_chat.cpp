@@ -4,7 +4,9 @@
 
 #include "lib/crypto.hpp"
 #include "lib/models/wire.hpp"
+#include "lib/picture.hpp"
 #include "lib/secrets.hpp"
+#include "lib/text.hpp"
 
 #include <array>
 #include <map>
@@ -108,19 +110,14 @@ Json assistant_message(JsonView m, const BodyOptions& o, bool in_task) {
     return out;
 }
 
-// What the person said: a string, or with pictures ({"images": [{"media_type", "data"}]}) an
-// array of a text part and an image_url part a picture, its bytes in a data URL.
-Json user_content(JsonView m) {
-    std::string_view text = m.string_or("text", "").value_or("");
-    if (m.get("images").size() == 0)
-        return Json::string(text);
-    Json parts = Json::array();
-    if (!text.empty()) {
-        Json part = Json::object();
-        part.set("type", "text");
-        part.set("text", text);
-        parts.push(std::move(part));
-    }
+Json text_part(std::string_view text) {
+    Json part = Json::object();
+    part.set("type", "text");
+    part.set("text", text);
+    return part;
+}
+
+void add_image_parts(Json& parts, JsonView m) {
     for (JsonView image : m.get("images")) {
         std::string url = picture_data_url(image);
         Json where = Json::object();
@@ -130,7 +127,34 @@ Json user_content(JsonView m) {
         part.set("image_url", std::move(where));
         parts.push(std::move(part));
     }
+}
+
+// What the person said: a string, or with pictures ({"images": [{"media_type", "data"}]}) an
+// array of a text part and an image_url part a picture, its bytes in a data URL.
+Json user_content(JsonView m) {
+    std::string_view text = m.string_or("text", "").value_or("");
+    if (m.get("images").size() == 0)
+        return Json::string(text);
+    Json parts = Json::array();
+    if (!text.empty())
+        parts.push(text_part(text));
+    add_image_parts(parts, m);
     return parts;
+}
+
+// The pictures a call returned, which a tool message cannot hold: a user message after the
+// turn's results, saying whose they are.
+Json call_pictures(JsonView m) {
+    std::string_view call = m.string_or("call", "").value_or("");
+    std::string_view tool = m.string_or("tool", "").value_or("");
+    Json parts = Json::array();
+    parts.push(text_part(format("The pictures of call %.*s (%.*s):", static_cast<int>(call.size()),
+                                call.data(), static_cast<int>(tool.size()), tool.data())));
+    add_image_parts(parts, m);
+    Json out = Json::object();
+    out.set("role", "user");
+    out.set("content", std::move(parts));
+    return out;
 }
 
 Json chat_body(const Request& request, const BodyOptions& o) {
@@ -146,9 +170,19 @@ Json chat_body(const Request& request, const BodyOptions& o) {
     for (size_t i = 0; i < request.conversation.size(); ++i)
         if (request.conversation[i].view().string_or("role", "").value_or("") == "user")
             task_start = i;
+    // Tool messages follow their assistant's message unbroken: the pictures of a turn's calls
+    // wait until its last result.
+    std::vector<JsonView> pictured;
+    auto flush_pictures = [&] {
+        for (JsonView m : pictured)
+            messages.push(call_pictures(m));
+        pictured.clear();
+    };
     for (size_t i = 0; i < request.conversation.size(); ++i) {
         JsonView m = request.conversation[i];
         std::string_view role = m.string_or("role", "").value_or("");
+        if (role != "tool")
+            flush_pictures();
         if (role == "assistant") {
             messages.push(assistant_message(m, o, i > task_start));
             continue;
@@ -159,12 +193,15 @@ Json chat_body(const Request& request, const BodyOptions& o) {
             out.set("role", "tool");
             out.set("tool_call_id", o.provider->name == "mistral" ? mistral_id(id) : id);
             out.set("content", m.string_or("text", "").value_or(""));
+            if (m.get("images").size() > 0)
+                pictured.push_back(m);
         } else {
             out.set("role", "user");
             out.set("content", user_content(m));
         }
         messages.push(std::move(out));
     }
+    flush_pictures();
     Json body = Json::object();
     body.set("model", std::string_view(o.model));
     // The tools before the conversation: what stays the same from call to call comes first.

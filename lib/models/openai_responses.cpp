@@ -2,6 +2,8 @@
 // The Responses API: the conversation as input items, the stream's items gathered by output index.
 #include "lib/models/openai_responses.hpp"
 
+#include "lib/picture.hpp"
+
 #include <cctype>
 #include <vector>
 
@@ -32,13 +34,9 @@ Json message_item(std::string_view role, std::string_view type, std::string_view
     return item;
 }
 
-// The person's words and pictures ({"images": [{"media_type", "data"}]}): an input_text part
-// when there are words, then an input_image part a picture, its bytes in a data URL and the
-// detail left to the model ("auto", the API's default, said outright).
-Json user_item(JsonView message) {
-    std::string_view text = message.string_or("text", "").value_or("");
-    bool words = !text.empty() || message.get("images").size() == 0;
-    Json content = words ? text_content("input_text", text) : Json::array();
+// A message's pictures as input_image parts, each a data URL with the detail left to the model
+// ("auto", the API's default, said outright).
+void add_image_parts(Json& content, JsonView message) {
     for (JsonView image : message.get("images")) {
         std::string url = picture_data_url(image);
         Json part = Json::object();
@@ -47,6 +45,15 @@ Json user_item(JsonView message) {
         part.set("detail", "auto");
         content.push(std::move(part));
     }
+}
+
+// The person's words and pictures ({"images": [{"media_type", "data"}]}): an input_text part
+// when there are words, then the pictures.
+Json user_item(JsonView message) {
+    std::string_view text = message.string_or("text", "").value_or("");
+    bool words = !text.empty() || message.get("images").size() == 0;
+    Json content = words ? text_content("input_text", text) : Json::array();
+    add_image_parts(content, message);
     Json item = Json::object();
     item.set("type", "message");
     item.set("role", "user");
@@ -126,7 +133,15 @@ Json responses_body(const Request& request, const ResponsesOptions& o) {
             Json item = Json::object();
             item.set("type", "function_call_output");
             item.set("call_id", m.string_or("call", "").value_or(""));
-            item.set("output", m.string_or("text", "").value_or(""));
+            std::string_view text = m.string_or("text", "").value_or("");
+            if (m.get("images").size() > 0) {
+                // What the call returned, words and pictures.
+                Json output = text_content("input_text", text);
+                add_image_parts(output, m);
+                item.set("output", std::move(output));
+            } else {
+                item.set("output", text);
+            }
             input.push(std::move(item));
         } else {
             input.push(user_item(m));

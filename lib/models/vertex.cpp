@@ -277,6 +277,8 @@ private:
     }
 
     Result<Answer> call_once(const Request& request, const std::string& key, bool with_kept) {
+        SION_CHECK(m_settings.claude ? messages_api_takes_pictures(request.conversation)
+                                     : gemini_takes_pictures(request.conversation));
         WireRequest w;
         w.url = vertex_url(m_settings);
         if (!key.empty()) {
@@ -299,7 +301,6 @@ private:
     // Anthropic's body, Vertex AI's version in it, cached at two breakpoints: the system prompt
     // and the conversation's last block (the one on the tools is taken off).
     Result<Answer> claude(const Request& request, WireRequest& w, bool with_kept) {
-        SION_CHECK(pictures_taken(request.conversation));
         Json body = anthropic_body(request, effort(), thinking_room(), origin(), with_kept);
         // Replaced where they are, before the conversation, so that each call starts the same.
         if (JsonView tools = body.get("tools"); tools.exists()) {

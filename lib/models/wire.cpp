@@ -457,18 +457,6 @@ std::string plain_tool_id(std::string_view id) {
     return out.empty() ? std::string("call") : out;
 }
 
-std::string_view picture_type(JsonView image) {
-    return image.string_or("media_type", "image/png").value_or("image/png");
-}
-
-std::string picture_data_url(JsonView image) {
-    std::string url = "data:";
-    url += picture_type(image);
-    url += ";base64,";
-    url += image.string_or("data", "").value_or("");
-    return url;
-}
-
 std::string env_or(const char* name, std::string fallback) {
     const char* v = std::getenv(name);
     return v != nullptr && *v != '\0' ? std::string(v) : std::move(fallback);

@@ -228,11 +228,6 @@ template <class Reader>
 // any other character made '_' (a Responses id has '|'), "call" for none.
 [[nodiscard]] std::string plain_tool_id(std::string_view id);
 
-// A picture of a neutral message ({"images": [{"media_type": "image/png", "data": base64}]}):
-// its media type (image/png when it names none), and the picture as a data URL.
-[[nodiscard]] std::string_view picture_type(JsonView image);
-[[nodiscard]] std::string picture_data_url(JsonView image);
-
 // The environment's `name`, or `fallback` when it is unset or empty.
 [[nodiscard]] std::string env_or(const char* name, std::string fallback);
 // The value of `name` (secrets::lookup: the environment's, else the sealed one); "" for none.

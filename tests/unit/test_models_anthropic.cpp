@@ -227,6 +227,22 @@ TEST(AnthropicBody, PicturesGoBeforeTheWords) {
               R"("media_type":"image/jpeg","data":"/9j/"},"cache_control":{"type":"ephemeral"}}]}])");
 }
 
+// A call's pictures go in its tool_result, after its words.
+TEST(AnthropicBody, ACallsPicturesAreInItsResult) {
+    std::vector<Json> c;
+    c.push_back(parse(R"({"role": "user", "text": "Look at shot.png"})"));
+    c.push_back(parse(R"({"role": "assistant", "calls": [{"id": "c1", "tool": "read_file", "input": {}}]})"));
+    c.push_back(parse(R"({"role": "tool", "call": "c1", "tool": "read_file", "text": "shot.png: a picture",
+        "error": false, "images": [{"media_type": "image/png", "data": "iVBORw0K", "name": "shot.png"}]})"));
+    Request r{"", {}, c};
+    Json body = anthropic_body(r, Effort{}, 0, k_origin, false);
+    EXPECT_EQ(body.get("messages").at(2).dump(),
+              R"({"role":"user","content":[{"type":"tool_result","tool_use_id":"c1","content":[)"
+              R"({"type":"text","text":"shot.png: a picture"},)"
+              R"({"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0K"}}],)"
+              R"("cache_control":{"type":"ephemeral"}}]})");
+}
+
 // A picture of a kind the API does not take is refused by name and sent nowhere; one it takes
 // reaches the server.
 TEST(AnthropicModel, APictureOfAnotherKindIsRefusedUnsent) {
@@ -254,6 +270,15 @@ TEST(AnthropicModel, APictureOfAnotherKindIsRefusedUnsent) {
     EXPECT_EQ(refused.error().message(),
               "cannot send a picture of type 'image/bmp': the Messages API takes only image/jpeg, "
               "image/png, image/gif and image/webp");
+    EXPECT_EQ(server.requests(), 0);
+    std::vector<Json> tool;
+    tool.push_back(parse(R"({"role": "user", "text": "Look"})"));
+    tool.push_back(parse(R"({"role": "assistant", "calls": [{"id": "c1", "tool": "t", "input": {}}]})"));
+    tool.push_back(parse(R"({"role": "tool", "call": "c1", "tool": "t", "text": "",
+        "images": [{"media_type": "image/tiff", "data": "SUkq"}]})"));
+    auto refused_tool = (*model)->answer(Request{"", {}, tool});
+    ASSERT_FALSE(refused_tool);
+    EXPECT_EQ(refused_tool.error().exit(), Exit::data);
     EXPECT_EQ(server.requests(), 0);
     auto sent = ask("image/gif");
     ASSERT_FALSE(sent);

@@ -77,6 +77,29 @@ TEST(ChatBody, PicturesAreImageUrlPartsBesideTheText) {
               R"({"type":"image_url","image_url":{"url":"data:image/webp;base64,UklGRg"}}]}])");
 }
 
+// A tool message holds only words: a turn's pictures follow its last result, in a user message
+// that says whose they are.
+TEST(ChatBody, ACallsPicturesFollowTheTurnsResults) {
+    std::vector<Json> c;
+    c.push_back(parse(R"({"role": "user", "text": "Look"})"));
+    c.push_back(parse(R"({"role": "assistant", "calls": [{"id": "c1", "tool": "read_file", "input": {}},
+        {"id": "c2", "tool": "shell", "input": {}}]})"));
+    c.push_back(parse(R"({"role": "tool", "call": "c1", "tool": "read_file", "text": "a picture",
+        "images": [{"media_type": "image/png", "data": "iVBO"}]})"));
+    c.push_back(parse(R"({"role": "tool", "call": "c2", "tool": "shell", "text": "ok"})"));
+    c.push_back(parse(R"({"role": "user", "text": "Next"})"));
+    ChatServer server;
+    Json messages = server.messages_of_only_request(c);
+    ASSERT_EQ(messages.view().size(), 6u);
+    EXPECT_EQ(messages.view().at(2).dump(),
+              R"({"role":"tool","tool_call_id":"c1","content":"a picture"})");
+    EXPECT_EQ(messages.view().at(3).dump(), R"({"role":"tool","tool_call_id":"c2","content":"ok"})");
+    EXPECT_EQ(messages.view().at(4).dump(),
+              R"({"role":"user","content":[{"type":"text","text":"The pictures of call c1 (read_file):"},)"
+              R"({"type":"image_url","image_url":{"url":"data:image/png;base64,iVBO"}}]})");
+    EXPECT_EQ(messages.view().at(5).dump(), R"({"role":"user","content":"Next"})");
+}
+
 TEST(ChatBody, WordsAloneStayAString) {
     std::vector<Json> c;
     c.push_back(parse(R"({"role": "user", "text": "Hello"})"));

@@ -124,6 +124,18 @@ TEST(ResponsesBody, PicturesAsInputImages) {
         R"({"type":"input_image","image_url":"data:image/webp;base64,UklG","detail":"auto"}]}])");
 }
 
+// A call's pictures are in its output, after its words.
+TEST(ResponsesBody, ACallsPicturesAreInItsOutput) {
+    std::vector<Json> c;
+    c.push_back(parse(R"({"role":"tool","call":"c1","tool":"read_file","text":"a picture","images":[{"media_type":"image/gif","data":"R0lG"}]})"));
+    c.push_back(parse(R"({"role":"tool","call":"c2","tool":"shell","text":"ok"})"));
+    Request r{"", {}, c};
+    EXPECT_EQ(responses_body(r, options(k_origin)).get("input").dump(),
+              R"([{"type":"function_call_output","call_id":"c1","output":[{"type":"input_text","text":"a picture"},)"
+              R"({"type":"input_image","image_url":"data:image/gif;base64,R0lG","detail":"auto"}]},)"
+              R"({"type":"function_call_output","call_id":"c2","output":"ok"}])");
+}
+
 SseEvent event(std::string_view data) {
     SseEvent e;
     e.data = std::string(data);
