@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // sion-run: agent sessions (sion-run(1)). `run` runs one; create, list, sessions and show keep the
-// agents and what their sessions did; credential keeps the sealed credentials.
+// agents and what their sessions did; credential keeps the sealed credentials, which setup asks for.
 #include "cmd/sion-run/commands.hpp"
 #include "lib/log.hpp"
 
@@ -10,6 +10,7 @@
 namespace sion::run_cmd {
 // credential_commands.cpp
 [[nodiscard]] int credential_command(int argc, const char* const* argv);
+[[nodiscard]] int setup_command(int argc, const char* const* argv);
 // chatgpt_commands.cpp
 [[nodiscard]] int chatgpt_command(int argc, const char* const* argv);
 } // namespace sion::run_cmd
@@ -25,11 +26,12 @@ sion::CommandSpec main_spec() {
         "sion-run sessions [AGENT]\n"
         "sion-run show SESSION [--json]\n"
         "sion-run credential add|list|remove [NAME]\n"
+        "sion-run setup\n"
         "sion-run chatgpt login|status|models|logout",
         "Run an agent's session: it thinks with a model and acts through tools, every call\n"
         "passing through one policy. create makes an agent, list shows them, sessions lists\n"
-        "their sessions and show prints one's transcript; credential keeps credentials sealed;\n"
-        "chatgpt signs in with a ChatGPT account.\n"
+        "their sessions and show prints one's transcript; credential keeps credentials sealed,\n"
+        "and setup asks for the common ones; chatgpt signs in with a ChatGPT account.\n"
         "The options follow the command.",
         sion::run_cmd::run_options(),
         true,
@@ -50,11 +52,11 @@ int main(int argc, char** argv) {
             sion::die(
                 sion::usage_error(std::string("option '") + argv[i]
                                   + "' goes after the command: "
-                                    "sion-run run|create|list|sessions|show|credential|chatgpt"));
+                                    "sion-run run|create|list|sessions|show|credential|setup|chatgpt"));
     if (args.operands().empty())
         sion::die(sion::usage_error(
-            "a command is needed: run, create, list, sessions, show, credential or chatgpt (see "
-            "--help)"));
+            "a command is needed: run, create, list, sessions, show, credential, setup or chatgpt "
+            "(see --help)"));
     std::string_view command = argv[at];
     int status = 0;
     if (command == "run")
@@ -69,11 +71,13 @@ int main(int argc, char** argv) {
         status = sion::run_cmd::show_command(argc - at, argv + at);
     else if (command == "credential")
         status = sion::run_cmd::credential_command(argc - at, argv + at);
+    else if (command == "setup")
+        status = sion::run_cmd::setup_command(argc - at, argv + at);
     else if (command == "chatgpt")
         status = sion::run_cmd::chatgpt_command(argc - at, argv + at);
     else
         sion::die(sion::usage_error("unknown command '" + std::string(command)
                                     + "': give run, create, list, sessions, show, "
-                                      "credential or chatgpt (see --help)"));
+                                      "credential, setup or chatgpt (see --help)"));
     return sion::finish_stdout(status);
 }

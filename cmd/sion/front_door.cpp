@@ -36,6 +36,7 @@ const std::vector<Route>& routes() {
         {{"mcp", "mail"}, "sion-mcp", {"serve", "mail"}},
         {{"mcp", "calendar"}, "sion-mcp", {"serve", "calendar"}},
         {{"mcp", "documents"}, "sion-mcp", {"serve", "documents"}},
+        {{"setup"}, "sion-run", {"setup"}},
     };
     return table;
 }

@@ -9,9 +9,9 @@ expect_exit 0 sion --help && expect_grep '^usage: sion ' "$scratch/out"
 expect_exit 0 sion -h && expect_grep '^Options:' "$scratch/out"
 
 # Usage errors: one line naming what is wrong, exit 64.
-expect_exit 64 sion && expect_err "sion: a command is needed; usage: sion agent|sandbox|mcp|help [<args>...]"
+expect_exit 64 sion && expect_err "sion: a command is needed; usage: sion agent|sandbox|mcp|setup|help [<args>...]"
 expect_exit 64 sion --frob && expect_err "sion: unknown option '--frob'"
-expect_exit 64 sion frob && expect_err "sion: unknown command 'frob'; usage: sion agent|sandbox|mcp|help [<args>...]"
+expect_exit 64 sion frob && expect_err "sion: unknown command 'frob'; usage: sion agent|sandbox|mcp|setup|help [<args>...]"
 expect_exit 64 sion agent && expect_err "sion: 'agent' needs a command; usage: sion agent run|create|list|sessions|show|credential|chatgpt|mcp|hooks|routes [<args>...]"
 expect_exit 64 sion agent frob --x && expect_err "sion: unknown command 'frob'; usage: sion agent run|create|list|sessions|show|credential|chatgpt|mcp|hooks|routes [<args>...]"
 expect_exit 64 sion mcp frob && expect_err "sion: unknown command 'frob'; usage: sion mcp mail|calendar|documents [<args>...]"

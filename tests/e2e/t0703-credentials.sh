@@ -147,4 +147,76 @@ OPENAI_API_KEY'
 expect_exit 78 run --task x --model anthropic:claude-a &&
     expect_err "sion-run: anthropic:claude-a needs a key: set ANTHROPIC_API_KEY, or keep it with 'sion agent credential add ANTHROPIC_API_KEY'"
 
+# sion setup asks for the common keys in turn: one line of standard input answers each, an empty
+# one or the end of the input leaves a key as it is; each key kept is named, never shown.
+export SION_HOME="$scratch/setup-home"
+mkdir -m 700 "$SION_HOME"
+setup_a=sk-ant-setup-5d0e9b21 setup_g=AIza-setup-c81f07
+printf '%s\n\n%s\n' "$setup_a" "$setup_g" >"$scratch/answers"
+expect_exit 0 sion setup <"$scratch/answers" && expect_out 'kept ANTHROPIC_API_KEY
+kept GEMINI_API_KEY'
+expect_err 'The keys of the model providers, kept sealed on this machine. Press Enter to leave one as it is.
+ANTHROPIC_API_KEY, for anthropic: (not kept): 
+OPENAI_API_KEY, for openai: and openai-responses: (not kept): 
+GEMINI_API_KEY, for gemini: (not kept): 
+OPENROUTER_API_KEY, for openrouter: (not kept): '
+keep
+expect_exit 0 sion agent credential list && expect_out 'ANTHROPIC_API_KEY
+GEMINI_API_KEY'
+# Where each stands, and nothing changed by answering nothing.
+GEMINI_API_KEY=from-env expect_exit 0 sion setup </dev/null && expect_out ''
+expect_err 'The keys of the model providers, kept sealed on this machine. Press Enter to leave one as it is.
+ANTHROPIC_API_KEY, for anthropic: (kept): 
+OPENAI_API_KEY, for openai: and openai-responses: (not kept): 
+GEMINI_API_KEY, for gemini: (set in the environment, which wins): 
+OPENROUTER_API_KEY, for openrouter: (not kept): '
+# A value that is no key stops it; those answered before are kept.
+{ printf '\nsk-openai-setup-1\n'; head -c 70000 /dev/zero | tr '\0' k; printf '\n'; } >"$scratch/answers"
+expect_exit 65 sion setup <"$scratch/answers" && expect_out 'kept OPENAI_API_KEY'
+tail -n 1 "$scratch/err" >"$scratch/last"
+expect_text "$scratch/last" 'the refusal' "sion-run: the value for 'GEMINI_API_KEY' is not one line of text of at most 64 KiB"
+keep
+expect_exit 0 sion agent credential list && expect_out 'ANTHROPIC_API_KEY
+GEMINI_API_KEY
+OPENAI_API_KEY'
+expect_exit 64 sion setup now </dev/null && expect_err "sion-run: unexpected operand 'now'"
+# At a terminal, the keys typed are not shown.
+python3 - "sk-or-typed-0c4e" sion setup >"$scratch/tty" 2>&1 <<'PY'
+import os, pty, select, sys, time
+answers = [b"", b"", b"", sys.argv[1].encode()]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp(sys.argv[2], sys.argv[2:])
+shown, asked, deadline = b"", 0, time.time() + 20
+while time.time() < deadline:
+    if select.select([fd], [], [], 0.1)[0]:
+        try:
+            data = os.read(fd, 1024)
+        except OSError:
+            break
+        if not data:
+            break
+        shown += data
+    if asked < len(answers) and shown.count(b"): ") > asked:
+        os.write(fd, answers[asked] + b"\n")
+        asked += 1
+while True:
+    done, status = os.waitpid(pid, os.WNOHANG)
+    if done:
+        break
+    if time.time() > deadline:
+        os.kill(pid, 9)
+    time.sleep(0.05)
+sys.stdout.write(shown.decode().replace("\r\n", "\n"))
+sys.exit(os.waitstatus_to_exitcode(status))
+PY
+[ $? -eq 0 ] && ok || fail "setup on a terminal failed: $(cat "$scratch/tty")"
+tail -n 2 "$scratch/tty" >"$scratch/last"
+expect_text "$scratch/last" 'the terminal' 'OPENROUTER_API_KEY, for openrouter: (not kept): 
+kept OPENROUTER_API_KEY'
+grep -qF sk-or-typed "$scratch/tty" && fail "setup showed the key typed at the terminal" || ok
+for k in "$setup_a" "$setup_g" sk-openai-setup-1 sk-or-typed-0c4e; do
+    grep -rqaF "$k" "$SION_HOME" "$scratch/outputs" && fail "'$k' is in the clear" || ok
+done
+
 done_testing
