@@ -22,22 +22,17 @@ kept=0
 # keep: the last command's output, to be searched for keys at the end.
 keep() { cat "$scratch/out" "$scratch/err" >"$scratch/outputs/$((++kept))"; }
 script() { printf '%s\n' "$2" >"$scratch/scripts/$1.json"; }
-
-# Nothing kept yet: an empty list, and nothing made for it.
-expect_exit 0 sion agent credential list && expect_out ''
-[ ! -e "$store" ] && [ ! -e "$SION_HOME/agents/secrets.key" ] && ok || fail "list made a store"
-
-# add reads one line of standard input and says nothing.
-printf '%s\n' "$sealed_key" >"$scratch/value"
-expect_exit 0 sion agent credential add ANTHROPIC_API_KEY <"$scratch/value" && expect_out '' && expect_err ''
-# On a terminal, the value typed is not shown.
-python3 - "$openai_key" sion agent credential add OPENAI_API_KEY >"$scratch/tty" 2>&1 <<'PY'
+# at_terminal ANSWER... -- COMMAND...: runs COMMAND on a pseudo-terminal, typing the next ANSWER
+# each time the terminal shows a question ending in ": "; what it showed goes to $scratch/tty.
+at_terminal() {
+    python3 - "$@" >"$scratch/tty" 2>&1 <<'PY'
 import os, pty, select, sys, time
-value = sys.argv[1].encode()
+at = sys.argv.index("--")
+answers, command = [a.encode() for a in sys.argv[1:at]], sys.argv[at + 1:]
 pid, fd = pty.fork()
 if pid == 0:
-    os.execvp(sys.argv[2], sys.argv[2:])
-shown, typed, deadline = b"", False, time.time() + 20
+    os.execvp(command[0], command)
+shown, asked, answered_at, deadline = b"", 0, -1, time.time() + 20
 while time.time() < deadline:
     if select.select([fd], [], [], 0.1)[0]:
         try:
@@ -47,9 +42,10 @@ while time.time() < deadline:
         if not data:
             break
         shown += data
-    if not typed and shown.endswith(b": "):
-        os.write(fd, value + b"\n")
-        typed = True
+    # A question is written whole, and is the last thing shown until it is answered.
+    if asked < len(answers) and shown.endswith(b": ") and len(shown) != answered_at:
+        os.write(fd, answers[asked] + b"\n")
+        asked, answered_at = asked + 1, len(shown)
 while True:
     done, status = os.waitpid(pid, os.WNOHANG)
     if done:
@@ -60,6 +56,17 @@ while True:
 sys.stdout.write(shown.decode().replace("\r\n", "\n"))
 sys.exit(os.waitstatus_to_exitcode(status))
 PY
+}
+
+# Nothing kept yet: an empty list, and nothing made for it.
+expect_exit 0 sion agent credential list && expect_out ''
+[ ! -e "$store" ] && [ ! -e "$SION_HOME/agents/secrets.key" ] && ok || fail "list made a store"
+
+# add reads one line of standard input and says nothing.
+printf '%s\n' "$sealed_key" >"$scratch/value"
+expect_exit 0 sion agent credential add ANTHROPIC_API_KEY <"$scratch/value" && expect_out '' && expect_err ''
+# On a terminal, the value typed is not shown.
+at_terminal "$openai_key" -- sion agent credential add OPENAI_API_KEY
 [ $? -eq 0 ] && ok || fail "credential add on a terminal failed: $(cat "$scratch/tty")"
 expect_text "$scratch/tty" 'the terminal' 'OPENAI_API_KEY: '
 expect_exit 0 sion agent credential list && expect_out 'ANTHROPIC_API_KEY
@@ -181,35 +188,7 @@ GEMINI_API_KEY
 OPENAI_API_KEY'
 expect_exit 64 sion setup now </dev/null && expect_err "sion-run: unexpected operand 'now'"
 # At a terminal, the keys typed are not shown.
-python3 - "sk-or-typed-0c4e" sion setup >"$scratch/tty" 2>&1 <<'PY'
-import os, pty, select, sys, time
-answers = [b"", b"", b"", sys.argv[1].encode()]
-pid, fd = pty.fork()
-if pid == 0:
-    os.execvp(sys.argv[2], sys.argv[2:])
-shown, asked, deadline = b"", 0, time.time() + 20
-while time.time() < deadline:
-    if select.select([fd], [], [], 0.1)[0]:
-        try:
-            data = os.read(fd, 1024)
-        except OSError:
-            break
-        if not data:
-            break
-        shown += data
-    if asked < len(answers) and shown.count(b"): ") > asked:
-        os.write(fd, answers[asked] + b"\n")
-        asked += 1
-while True:
-    done, status = os.waitpid(pid, os.WNOHANG)
-    if done:
-        break
-    if time.time() > deadline:
-        os.kill(pid, 9)
-    time.sleep(0.05)
-sys.stdout.write(shown.decode().replace("\r\n", "\n"))
-sys.exit(os.waitstatus_to_exitcode(status))
-PY
+at_terminal '' '' '' sk-or-typed-0c4e -- sion setup
 [ $? -eq 0 ] && ok || fail "setup on a terminal failed: $(cat "$scratch/tty")"
 tail -n 2 "$scratch/tty" >"$scratch/last"
 expect_text "$scratch/last" 'the terminal' 'OPENROUTER_API_KEY, for openrouter: (not kept): 
