@@ -61,6 +61,17 @@ std::vector<std::string> Args::values(std::string_view name) const {
     return out;
 }
 
+std::optional<int64_t> parse_number(std::string_view text, int64_t min, int64_t max) {
+    if (text.empty() || text.size() > 18 || text.find_first_not_of("0123456789") != text.npos)
+        return std::nullopt;
+    int64_t n = 0;
+    for (char c : text)
+        n = n * 10 + (c - '0');
+    if (n < min || n > max)
+        return std::nullopt;
+    return n;
+}
+
 Error usage_error(const std::string& what) { return {Exit::usage, what}; }
 
 Result<Args> parse_args(const CommandSpec& spec, int argc, const char* const* argv) {

@@ -8,6 +8,7 @@
 
 #include "lib/result.hpp"
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -63,6 +64,10 @@ private:
 // For mains: parses, prints --help (stdout, exit 0) or --version (stdout, exit 0) and exits, or
 // reports a usage error and exits 64; otherwise returns the arguments.
 [[nodiscard]] Args parse_args_or_exit(const CommandSpec& spec, int argc, const char* const* argv);
+
+// An option's whole number: decimal digits alone (no sign, no space: strtol would take " 5" and
+// "+5"), from `min` to `max`; nothing otherwise, for the caller to say what it takes.
+[[nodiscard]] std::optional<int64_t> parse_number(std::string_view text, int64_t min, int64_t max);
 
 // A usage error: "<what>" and exit 64, for checks mains make after parsing.
 [[nodiscard]] Error usage_error(const std::string& what);

@@ -44,14 +44,11 @@ CommandSpec add_spec() {
 }
 
 int parse_timeout(const std::string& text) {
-    char* end = nullptr;
-    errno = 0;
-    long v = std::strtol(text.c_str(), &end, 10);
-    if (text.empty() || *end != '\0' || errno != 0 || v < 1 || v > k_max_timeout_s
-        || std::isdigit(static_cast<unsigned char>(text.front())) == 0)
+    auto v = parse_number(text, 1, k_max_timeout_s);
+    if (!v)
         die(usage_error(
             format("invalid --timeout '%s': give 1 to %d seconds", text.c_str(), k_max_timeout_s)));
-    return static_cast<int>(v);
+    return static_cast<int>(*v);
 }
 
 // `path` (relative, with a slash) made absolute against the current directory, by name: "." and

@@ -98,11 +98,10 @@ void effects_and_timeout(const Args& args, mcpd::ServerConfig& c) {
         c.effects[e.substr(0, eq)] = or_die(parse_effect(e.substr(eq + 1)));
     }
     if (auto timeout = args.value("timeout")) {
-        char* end = nullptr;
-        long s = std::strtol(timeout->c_str(), &end, 10);
-        if (timeout->empty() || *end != '\0' || s < 1 || s > 86400)
+        auto s = parse_number(*timeout, 1, 86400);
+        if (!s)
             die(usage_error("--timeout takes seconds from 1 to 86400, not '" + *timeout + "'"));
-        c.timeout_s = static_cast<int>(s);
+        c.timeout_s = static_cast<int>(*s);
     }
 }
 
@@ -117,12 +116,10 @@ mcpd::AuthConfig auth_config_from(const Args& args) {
     a.client_credentials = args.has("client-credentials");
     a.workload_token_file = args.value("workload-token-file").value_or("");
     if (auto port = args.value("callback-port")) {
-        // Digits only: strtol alone would take " 80" and "+80".
-        bool digits = !port->empty() && port->find_first_not_of("0123456789") == std::string::npos;
-        long n = digits ? std::strtol(port->c_str(), nullptr, 10) : 0;
-        if (n < 1 || n > 65535)
+        auto n = parse_number(*port, 1, 65535);
+        if (!n)
             die(usage_error("--callback-port takes a port from 1 to 65535, not '" + *port + "'"));
-        a.callback_port = static_cast<int>(n);
+        a.callback_port = static_cast<int>(*n);
     }
     if (!a.secret_env.empty() && a.client_id.empty())
         die(usage_error("--client-secret-env goes with --client-id"));
@@ -518,12 +515,11 @@ int sampling_command(int argc, const char* const* argv) {
         auto v = args.value(option);
         if (!v)
             return fallback;
-        char* end = nullptr;
-        long n = std::strtol(v->c_str(), &end, 10);
-        if (v->empty() || *end != '\0' || n < 1 || n > 1000000)
+        auto n = parse_number(*v, 1, 1000000);
+        if (!n)
             die(usage_error(std::string("--") + option + " takes a number from 1 to 1000000, not '"
                             + *v + "'"));
-        return static_cast<int>(n);
+        return static_cast<int>(*n);
     };
     std::optional<mcpd::Sampling> sampling;
     if (!args.has("off")) {

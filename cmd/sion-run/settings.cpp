@@ -26,13 +26,11 @@ Json strings(const std::vector<std::string>& values) {
 
 Result<int64_t> positive(const Args& args, const char* flag) {
     std::string text = *args.value(flag);
-    bool digits = !text.empty() && text.size() <= 15
-                  && text.find_first_not_of("0123456789") == std::string::npos;
-    long long n = digits ? std::strtoll(text.c_str(), nullptr, 10) : 0;
-    if (n <= 0)
+    auto n = parse_number(text, 1, 999'999'999'999'999);
+    if (!n)
         return make_error(Exit::usage, "--%s takes a positive whole number, not '%s'", flag,
                           text.c_str());
-    return static_cast<int64_t>(n);
+    return *n;
 }
 
 Result<std::vector<std::string>> string_list(JsonView settings, const char* key) {

@@ -78,6 +78,7 @@ refused "invalid --timeout '0': give 1 to 3600 seconds" add --event before-tool 
 refused "invalid --timeout '3601': give 1 to 3600 seconds" add --event before-tool --timeout 3601 -- /x
 refused "invalid --timeout '1.5': give 1 to 3600 seconds" add --event before-tool --timeout 1.5 -- /x
 refused "invalid --timeout '+5': give 1 to 3600 seconds" add --event before-tool --timeout +5 -- /x
+refused "invalid --timeout ' 5': give 1 to 3600 seconds" add --event before-tool --timeout ' 5' -- /x
 refused "option '--event' needs an argument" add --event
 refused "unknown option '--frob'" add --frob --event run-end -- /x
 refused "give the hook's number: sion-hooks remove N" remove

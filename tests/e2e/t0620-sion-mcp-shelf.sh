@@ -293,7 +293,7 @@ refused 64 "MCP server notes is on the shelf already: review it (\`sion agent mc
 refused 64 "--effect takes TOOL=read|write|external|spend, not 'add_note'" add n2 --effect add_note -- python3 notes-server.py
 refused 64 "--effect takes TOOL=read|write|external|spend, not '=read'" add n2 --effect =read -- python3 notes-server.py
 refused 64 "unknown effect 'fly': give read, write, external or spend" add n2 --effect add_note=fly -- python3 notes-server.py
-for t in 0 86401 1.5 abc ''; do
+for t in 0 86401 1.5 abc '' ' 5' +5; do
     refused 64 "--timeout takes seconds from 1 to 86400, not '$t'" add n2 --timeout "$t" -- python3 notes-server.py
 done
 refused 64 "--dir '$SION_HOME' overlaps \$SION_HOME, which no server may see" add n2 --dir "$SION_HOME" -- python3 notes-server.py
@@ -310,6 +310,8 @@ refused 64 "unexpected operand 'x'" review notes x
 refused 64 "unexpected operand 'x'" list x
 refused 64 "give a profile and a server: sion-mcp give PROFILE NAME" give coder
 refused 64 "--max-tokens takes a number from 1 to 1000000, not '0'" sampling notes --max-tokens 0
+refused 64 "--per-run takes a number from 1 to 1000000, not ' 5'" sampling notes --per-run ' 5'
+refused 64 "--max-tokens takes a number from 1 to 1000000, not '+5'" sampling notes --max-tokens +5
 refused 64 "--off takes no limits" sampling notes --off --per-run 2
 refused 64 "invalid model 'frob': give provider:model" sampling notes --model frob
 refused 64 "a command is needed: add, list, review, login, logout, remove, give, drop, resources, prompts, sampling or serve (see --help)"

@@ -132,5 +132,18 @@ TEST(Cli, HelpTextListsEveryOption) {
         EXPECT_NE(help.find(opt), std::string::npos) << opt << "\n" << help;
 }
 
+// Digits alone, within the bounds: no sign, no space, no fraction, nothing strtol would let by.
+TEST(Cli, NumbersAreDigitsAloneWithinTheirBounds) {
+    EXPECT_EQ(parse_number("5", 1, 10), 5);
+    EXPECT_EQ(parse_number("010", 1, 10), 10);
+    EXPECT_EQ(parse_number("86400", 1, 86400), 86400);
+    EXPECT_EQ(parse_number("999999999999999999", 0, INT64_MAX), 999999999999999999);
+    for (const char* bad : {"", " 5", "5 ", "+5", "-5", "5.0", "1e3", "0x5", "\t5", "5\n", "٥",
+                            "9999999999999999999"})
+        EXPECT_FALSE(parse_number(bad, 0, INT64_MAX)) << bad;
+    EXPECT_FALSE(parse_number("0", 1, 10));
+    EXPECT_FALSE(parse_number("11", 1, 10));
+}
+
 } // namespace
 } // namespace sion
