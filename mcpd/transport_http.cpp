@@ -51,6 +51,7 @@ struct Reading {
     std::optional<models::SseDecoder> events;
     std::string last_id;
     std::optional<int64_t> retry_ms;
+    bool resuming = false; // a GET asking again for the stream of a call already taken
 };
 
 // One request of the client's.
@@ -222,8 +223,9 @@ private:
     }
 
     // One HTTP exchange on behalf of call `c`: a POST of it, or a GET that resumes its stream.
-    void exchange(const std::shared_ptr<Call>& c, HttpRequest r) {
+    void exchange(const std::shared_ptr<Call>& c, HttpRequest r, bool resuming = false) {
         auto reading = std::make_shared<Reading>();
+        reading->resuming = resuming;
         std::weak_ptr<HttpTransport> weak = weak_from_this();
         std::weak_ptr<Call> wc = c;
         size_t max = m_wire.max_message;
@@ -385,6 +387,10 @@ private:
                                                  + c->method + "' (" + where() + ")"));
             return;
         }
+        if (reading.resuming && status / 100 != 2) {
+            refused_resumption(c, status, *res);
+            return;
+        }
         if (status / 100 == 3) {
             std::string to = url_origin(resolve_url(m_wire.target.url,
                                                     res->headers.get("Location").value_or("")));
@@ -394,7 +400,7 @@ private:
             return;
         }
         if (refusal(status, res->headers)) {
-            if (!c->nonce_retried && takes_nonce(status, res->headers)) {
+            if (!c->nonce_retried && takes_nonce(status, res->headers, post_url())) {
                 c->nonce_retried = true;
                 post_call(c);
                 return;
@@ -427,6 +433,36 @@ private:
             return;
         }
         answered_by_body(c, status, reading, *res);
+    }
+
+    // The GET resuming a call's stream was refused. The server took the call, which may have
+    // acted: it is never sent again. Only its stream is asked for again, once with the DPoP nonce
+    // or the token the refusal asks for; anything else leaves the call without an answer.
+    void refused_resumption(const std::shared_ptr<Call>& c, int status, const HttpResponse& res) {
+        if (refusal(status, res.headers)) {
+            if (!c->nonce_retried && takes_nonce(status, res.headers, m_wire.target.url)) {
+                c->nonce_retried = true;
+                exchange(c, resume_request(*c), true);
+                return;
+            }
+            authorize(status, res.headers, c->auth_retried,
+                      [weak = weak_from_this(), c](Result<bool> again) {
+                          auto self = weak.lock();
+                          if (!self || !self->m_calls.contains(c->id))
+                              return;
+                          if (!again) {
+                              self->fail(c, std::move(again).error());
+                              return;
+                          }
+                          c->auth_retried = true;
+                          self->exchange(c, self->resume_request(*c), true);
+                      });
+            return;
+        }
+        fail(c, make_error(Exit::unavailable,
+                           "%s refused to resume the stream of '%s' (HTTP %d, %s): the call was "
+                           "taken, and may have acted",
+                           m_wire.who.c_str(), c->method.c_str(), status, where().c_str()));
     }
 
     // A body that should be the call's answer.
@@ -469,14 +505,15 @@ private:
             != std::string_view::npos;
     }
 
-    // RFC 9449 section 9: a 401 asking for a DPoP nonce gives one, kept for the next proofs.
-    bool takes_nonce(int status, const HttpHeaders& headers) {
+    // RFC 9449 section 9: a 401 asking for a DPoP nonce gives one, kept for the next proofs to
+    // `url`'s origin.
+    bool takes_nonce(int status, const HttpHeaders& headers, const std::string& url) {
         auto nonce = headers.get("DPoP-Nonce");
         if (status != 401 || !m_wire.nonce || !nonce)
             return false;
         std::string_view challenge = headers.get("WWW-Authenticate").value_or("");
         return oauth::parse_challenge(challenge).error == "use_dpop_nonce"
-            && m_wire.nonce(post_url(), std::string(*nonce));
+            && m_wire.nonce(url, std::string(*nonce));
     }
 
     // The server refused the client's authorization: the hook may renew it (then `then(true)`).
@@ -510,16 +547,22 @@ private:
         if (c->last_id.empty() || m_sse || ++c->resumes > k_max_resumes)
             return false;
         int64_t delay = std::min(reading.retry_ms.value_or(k_default_retry_ms), k_max_retry_ms);
+        // A new request: the server may ask for a new nonce.
+        c->nonce_retried = false;
         later(delay, [weak = weak_from_this(), c] {
             auto self = weak.lock();
             if (!self || !self->m_calls.contains(c->id))
                 return;
-            HttpRequest r = self->request("GET", self->m_wire.target.url);
-            r.headers.add("Accept", "text/event-stream");
-            r.headers.add("Last-Event-ID", c->last_id);
-            self->exchange(c, std::move(r));
+            self->exchange(c, self->resume_request(*c), true);
         });
         return true;
+    }
+
+    HttpRequest resume_request(const Call& c) {
+        HttpRequest r = request("GET", m_wire.target.url);
+        r.headers.add("Accept", "text/event-stream");
+        r.headers.add("Last-Event-ID", c.last_id);
+        return r;
     }
 
     struct Later {
@@ -606,6 +649,16 @@ private:
         m_stream.reset();
         if (m_closing)
             return;
+        // A stream refused for want of a DPoP nonce is asked for again with it, once; a stream
+        // that opened may be refused so again later.
+        if (reading.stream)
+            m_stream_nonce_retried = false;
+        else if (res && !m_stream_nonce_retried
+                 && takes_nonce(res->status, res->headers, m_wire.target.url)) {
+            m_stream_nonce_retried = true;
+            open_stream(legacy);
+            return;
+        }
         if (!legacy) {
             // 405: the server has no stream to offer; otherwise it is opened again, a few times.
             if (reading.stream && m_stream_opens < k_max_stream_opens)
@@ -781,6 +834,7 @@ private:
     std::string m_stream_last_id;
     int m_stream_opens = 0;
     bool m_stream_auth_retried = false;
+    bool m_stream_nonce_retried = false; // the last GET of a stream was sent again with a nonce
     std::set<UvHttp::Id> m_side;
     std::set<uv_timer_t*> m_timers;
     bool m_reopening = false;

@@ -402,6 +402,117 @@ TEST_F(HttpClientTest, AStreamThatEndsEarlyIsResumedWithLastEventId) {
     EXPECT_EQ(r->view().get("content").at(0).string("text").value_or(""), "late");
 }
 
+// A call's stream cut off, and its resumption refused: the call, which the server took, is never
+// sent again. Only its stream is asked for again: with a fresh token, with the DPoP nonce it asks
+// for; anything else leaves the call without an answer (it may have acted).
+class ResumptionTest : public HttpClientTest {
+protected:
+    // The tools/call POST opens a stream that ends after one event; each GET resuming it is
+    // answered by `resumed`.
+    void serve_resumptions(std::function<void(const Received&, int fd)> resumed) {
+        serve([resumed = std::move(resumed)](const Received& r, int fd) {
+            std::string m = method_of(r);
+            int64_t id = id_of(r);
+            if (m == "server/discover")
+                TestServer::send_text(fd, json_ok(result(id, k_modern_discover)));
+            else if (m == "tools/call")
+                TestServer::send_text(fd, respond(200, "OK", "Content-Type: text/event-stream\r\n",
+                                                  "id: ev-1\nretry: 10\ndata:\n\n"));
+            else if (verb(r) == "GET" && header(r, "Last-Event-ID") == "ev-1")
+                resumed(r, fd);
+            else
+                TestServer::send_text(fd, respond(405, "Method Not Allowed", "", ""));
+        });
+    }
+
+    static void send_answer(int fd) {
+        TestServer::send_text(
+            fd, respond(200, "OK", "Content-Type: text/event-stream\r\n",
+                        "id: ev-2\ndata: " + result(2, R"({"content":[{"type":"text","text":"late"}]})")
+                            + "\n\n"));
+    }
+
+    size_t gets() {
+        size_t n = 0;
+        for (const Received& r : seen())
+            n += verb(r) == "GET" ? 1 : 0;
+        return n;
+    }
+};
+
+TEST_F(ResumptionTest, ARefusedTokenIsRenewedAndOnlyTheStreamAskedAgain) {
+    serve_resumptions([](const Received& r, int fd) {
+        if (header(r, "Authorization") != "Bearer fresh")
+            TestServer::send_text(fd, respond(401, "Unauthorized",
+                                              "WWW-Authenticate: Bearer error=\"invalid_token\"\r\n",
+                                              ""));
+        else
+            send_answer(fd);
+    });
+    std::string token = "stale";
+    int refusals = 0;
+    ClientEvents events;
+    events.authorization = [&] { return "Bearer " + token; };
+    events.refused = [&](int, std::string, Retry retry) {
+        ++refusals;
+        token = "fresh";
+        retry(true);
+    };
+    reach({}, std::move(events));
+    ASSERT_TRUE(connect());
+    auto r = request("tools/call", R"({"name":"pay","arguments":{}})");
+    ASSERT_TRUE(r) << r.error().message();
+    EXPECT_EQ(r->view().get("content").at(0).string("text").value_or(""), "late");
+    EXPECT_EQ(refusals, 1);
+    EXPECT_EQ(seen("tools/call").size(), 1U);
+    EXPECT_EQ(gets(), 2U);
+}
+
+TEST_F(ResumptionTest, TheNonceAskedForIsGivenToTheStreamNotTheCall) {
+    serve_resumptions([](const Received& r, int fd) {
+        if (header(r, "DPoP").find("nonce-2") == std::string::npos)
+            TestServer::send_text(
+                fd, respond(401, "Unauthorized",
+                            "WWW-Authenticate: DPoP error=\"use_dpop_nonce\"\r\nDPoP-Nonce: nonce-2\r\n",
+                            ""));
+        else
+            send_answer(fd);
+    });
+    std::string nonce = "nonce-1";
+    ClientEvents events;
+    events.authorization = [] { return std::string("DPoP token"); };
+    events.proof = [&](const std::string& method, const std::string&) {
+        return "proof-" + method + "-" + nonce;
+    };
+    events.nonce = [&](const std::string&, const std::string& given) {
+        nonce = given;
+        return true;
+    };
+    reach({}, std::move(events));
+    ASSERT_TRUE(connect());
+    auto r = request("tools/call", R"({"name":"pay","arguments":{}})");
+    ASSERT_TRUE(r) << r.error().message();
+    EXPECT_EQ(seen("tools/call").size(), 1U);
+    EXPECT_EQ(gets(), 2U);
+    EXPECT_EQ(header(seen().back(), "DPoP"), "proof-GET-nonce-2");
+}
+
+TEST_F(ResumptionTest, AForgottenSessionLeavesTheCallUnansweredNotSentAgain) {
+    serve_resumptions([](const Received&, int fd) {
+        TestServer::send_text(fd, respond(404, "Not Found", "", ""));
+    });
+    reach();
+    ASSERT_TRUE(connect());
+    auto r = request("tools/call", R"({"name":"pay","arguments":{}})");
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().exit(), Exit::unavailable);
+    EXPECT_NE(r.error().message().find("refused to resume the stream of 'tools/call' (HTTP 404"),
+              std::string::npos)
+        << r.error().message();
+    EXPECT_EQ(seen("tools/call").size(), 1U);
+    EXPECT_EQ(seen("server/discover").size(), 1U);
+}
+
 TEST_F(HttpClientTest, AServersRequestOnAStreamIsAnsweredWithAPost) {
     std::mutex mutex;
     std::condition_variable answered;
@@ -514,6 +625,43 @@ TEST_F(HttpClientTest, HttpSseAnswersComeOnTheStream) {
     auto tools = request("tools/list", "{}");
     ASSERT_TRUE(tools) << tools.error().message();
     EXPECT_EQ(tools->view().get("tools").at(0).string("name").value_or(""), "echo");
+    m_client->close();
+    old.stop();
+    uv_run(&m_loop, UV_RUN_DEFAULT);
+    m_server.reset(); // its threads are done with `old`
+}
+
+// The GET of HTTP+SSE's stream refused for want of a DPoP nonce is sent again with it, once.
+TEST_F(HttpClientTest, AStreamRefusedForANonceIsAskedAgainWithIt) {
+    OldServer old;
+    serve([&](const Received& r, int fd) {
+        if (verb(r) == "GET" && header(r, "DPoP") != "proof-GET-n2") {
+            TestServer::send_text(
+                fd, respond(401, "Unauthorized",
+                            "WWW-Authenticate: DPoP error=\"use_dpop_nonce\"\r\nDPoP-Nonce: n2\r\n",
+                            ""));
+            return;
+        }
+        old.handle(r, fd, "/message?sessionId=abc");
+    });
+    std::string nonce = "n1";
+    ClientEvents events;
+    events.authorization = [] { return std::string("DPoP token"); };
+    events.proof = [&](const std::string& method, const std::string&) {
+        return "proof-" + method + "-" + nonce;
+    };
+    events.nonce = [&](const std::string&, const std::string& given) {
+        nonce = given;
+        return true;
+    };
+    reach({}, std::move(events), "/sse");
+    auto c = connect();
+    ASSERT_TRUE(c) << c.error().message();
+    EXPECT_EQ(c->transport, "sse");
+    size_t gets = 0;
+    for (const Received& r : seen())
+        gets += verb(r) == "GET" ? 1 : 0;
+    EXPECT_EQ(gets, 2U);
     m_client->close();
     old.stop();
     uv_run(&m_loop, UV_RUN_DEFAULT);
