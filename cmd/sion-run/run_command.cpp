@@ -73,23 +73,25 @@ Json task_pictures(const std::vector<std::string>& files) {
     for (const std::string& file : files) {
         int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
         if (fd < 0)
-            die(sys_error(Exit::no_input, errno, "cannot read %s", file.c_str()));
+            die(sys_error(Exit::no_input, errno, "cannot read --picture '%s'", file.c_str()));
         Fd opened(fd);
         struct stat st {};
         if (::fstat(opened.get(), &st) != 0)
-            die(sys_error(Exit::no_input, errno, "cannot read %s", file.c_str()));
+            die(sys_error(Exit::no_input, errno, "cannot read --picture '%s'", file.c_str()));
         if (!S_ISREG(st.st_mode))
-            die(make_error(Exit::no_input, "cannot read %s: it is not a file", file.c_str()));
+            die(make_error(Exit::no_input, "--picture '%s' is not a file", file.c_str()));
         if (static_cast<uint64_t>(st.st_size) > k_max_picture_bytes)
-            die(make_error(Exit::data, "%s is %lld bytes, more than the %zu a model is sent",
+            die(make_error(Exit::data, "--picture '%s' is %lld bytes, more than the %zu a model is sent",
                            file.c_str(), static_cast<long long>(st.st_size),
                            k_max_picture_bytes));
         auto bytes = read_all(opened.get(), k_max_picture_bytes);
         if (!bytes)
-            die(Error(bytes.error().exit(), "cannot read " + file + ": " + bytes.error().message()));
+            die(Error(bytes.error().exit(),
+                      "cannot read --picture '" + file + "': " + bytes.error().message()));
         auto picture = make_picture(*bytes, file);
         if (!picture)
-            die(Error(picture.error().exit(), file + " " + picture.error().message()));
+            die(Error(picture.error().exit(),
+                      "--picture '" + file + "' " + picture.error().message()));
         pictures.push(std::move(*picture));
     }
     return pictures;

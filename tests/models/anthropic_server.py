@@ -6,7 +6,9 @@ for sion's suites: it checks what it is sent and answers as the API does, stream
 Checked (a request that breaks a rule gets 400 and the log names the rule): the x-api-key and
 anthropic-version headers; model, max_tokens (at most 64,000), messages that start with the
 person and alternate, blocks of the types each role may send, tool ids of [A-Za-z0-9_-]{1,64},
-each tool_use answered by a tool_result first in the next turn, at most four cache_control marks
+each tool_use answered by a tool_result first in the next turn, pictures as image blocks (a base64
+source of image/jpeg, image/png, image/gif or image/webp whose bytes are of that type) and a
+tool_result's content a text or a list of text and image blocks, at most four cache_control marks
 and none on thinking, thinking settings (budget_tokens at least 1,024 and under max_tokens;
 adaptive with output_config.effort), stream. Thinking given back must be as it was given, to the
 model it was given by (signatures are HMACs of the model and the text): otherwise the request is
@@ -48,6 +50,41 @@ def sign(secret, model, text):
 
 def tokens(text):
     return max(1, len(text) // 4)
+
+
+def image_fault(block):
+    """What is wrong with an image block, or None: a base64 source of a picture of the type it
+    names (standin.picture_fault)."""
+    source = block.get("source")
+    extra = set(block) - {"type", "source", "cache_control"}
+    if extra:
+        return "an image block with %s" % sorted(extra)
+    if not isinstance(source, dict) or source.get("type") != "base64" \
+            or set(source) != {"type", "media_type", "data"}:
+        return "an image's source is not {type: base64, media_type, data}"
+    return standin.picture_fault(source.get("media_type"), source.get("data"))
+
+
+def result_content_faults(content, where):
+    """What is wrong with a tool_result's content: none, a text, or a list of non-empty text
+    blocks and image blocks."""
+    if content is None or isinstance(content, str):
+        return []
+    if not isinstance(content, list) or not content:
+        return ["%s: a tool_result's content is neither a text nor blocks" % where]
+    faults = []
+    for k, c in enumerate(content):
+        at = "%s.content.%d" % (where, k)
+        kind = c.get("type") if isinstance(c, dict) else None
+        if kind == "text" and not c.get("text"):
+            faults.append("%s: text blocks must be non-empty" % at)
+        elif kind == "image":
+            fault = image_fault(c)
+            if fault:
+                faults.append("%s: %s" % (at, fault))
+        elif kind != "text":
+            faults.append("%s: a tool_result may not hold %r" % (at, kind))
+    return faults
 
 
 def without_marks(obj):
@@ -138,6 +175,10 @@ class Anthropic(standin.Standin):
                     bad.append("%s: a %s may not send %r" % (where, role, kind))
                 elif kind == "text" and not b.get("text"):
                     bad.append("%s: text blocks must be non-empty" % where)
+                elif kind == "image":
+                    fault = image_fault(b)
+                    if fault:
+                        bad.append("%s: %s" % (where, fault))
                 elif kind == "tool_use":
                     if not TOOL_ID.match(str(b.get("id"))) or not isinstance(b.get("input"), dict):
                         bad.append("%s: tool_use id %r or input is malformed" % (where, b.get("id")))
@@ -147,6 +188,7 @@ class Anthropic(standin.Standin):
                     if any(c.get("type") != "tool_result" for c in content[:j]):
                         bad.append("%s: tool_result blocks must come first" % where)
                     answered.add(b.get("tool_use_id"))
+                    bad.extend(result_content_faults(b.get("content"), where))
                 elif kind == "thinking":
                     if b.get("signature") != sign(self.secret, model, b.get("thinking", "")):
                         refused.append("%s: Invalid `signature` in `thinking` block" % where)

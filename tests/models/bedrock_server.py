@@ -8,7 +8,9 @@ signature it recomputes itself from what it received (the path encoded once more
 service but S3), with the given access key, for the region and service "bedrock", made within 15
 minutes, a session token signed when one is given; or a bearer token that is one of --api-key; and
 a Converse body: roles alternating from the user's, blocks of known kinds, text not blank, tool
-results answering the calls of the turn before, tools declared when the conversation has calls.
+results answering the calls of the turn before (their content json, text, image, document or
+video blocks), tools declared when the conversation has calls, images of format png, jpeg, gif or
+webp whose source.bytes is base64 of a picture of that format.
 For Claude's and Nova's models it checks the cache points (after the system prompt and at the end
 of the conversation) and that the reasoning it signed comes back, before the turn's other blocks,
 exactly as it was sent. A request that fails a check is answered 400 ValidationException with what
@@ -50,6 +52,17 @@ TOOL_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
 class Refusal(Exception):
     pass
+
+
+RESULT_KINDS = {"json", "text", "image", "document", "video"}
+
+
+def image_fault(value):
+    """What is wrong with an image block's value, or None."""
+    if not isinstance(value, dict) or value.get("format") not in ("png", "jpeg", "gif", "webp") \
+            or not isinstance(value.get("source"), dict) or list(value["source"]) != ["bytes"]:
+        return "a malformed image"
+    return standin.picture_fault("image/" + value["format"], value["source"]["bytes"])
 
 
 def uri_encode(text, keep_slash):
@@ -190,9 +203,14 @@ class Stand:
                     if "status" in value and "anthropic.claude" not in model:
                         raise Refusal((400, "ValidationException", f"{where}: {model} takes no toolResult status"))
                     answered.add(value["toolUseId"])
-                if kind == "image":
-                    if value.get("format") not in ("png", "jpeg", "gif", "webp") or "bytes" not in value.get("source", {}):
-                        raise Refusal((400, "ValidationException", f"{where}: a malformed image"))
+                    for k, part in enumerate(value.get("content") or [None]):
+                        part_kind = next(iter(part)) if isinstance(part, dict) and len(part) == 1 else None
+                        if part_kind not in RESULT_KINDS:
+                            raise Refusal((400, "ValidationException", f"{where}.toolResult.content[{k}] is not one known block"))
+                        if part_kind == "image" and (fault := image_fault(part["image"])):
+                            raise Refusal((400, "ValidationException", f"{where}.toolResult.content[{k}]: {fault}"))
+                if kind == "image" and (fault := image_fault(value)):
+                    raise Refusal((400, "ValidationException", f"{where}: {fault}"))
             if want_role == "user":
                 calls -= answered
         if caching:

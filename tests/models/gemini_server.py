@@ -6,11 +6,12 @@ It listens on 127.0.0.1 (an unused port, written to --port-file once it listens)
 request as Gemini would: POST /v1beta/models/<model>:streamGenerateContent?alt=sse (or
 :generateContent); x-goog-api-key one of --api-key (KEY=STATUS refuses that key with STATUS); a
 body of contents whose roles alternate from the user's, parts of known kinds, function responses
-answering the calls of the model turn before them, one for each, in order, and tools declared for
-every call. Gemini 3's rule on thought signatures: in the current turn (since the last user
-content that is not only function responses) the first functionCall part of every model step
-carries a thoughtSignature; and every part it signed comes back exactly as it sent it (its text
-runs joined), the signature on the same part. A request that fails a check is answered 400
+answering the calls of the model turn before them, one for each, in order, tools declared for
+every call, and inlineData of a mimeType and base64 data (a picture of a type Gemini reads, PNG,
+JPEG, WebP, HEIC or HEIF, its bytes of that type). Gemini 3's rule on thought signatures: in the
+current turn (since the last user content that is not only function responses) the first
+functionCall part of every model step carries a thoughtSignature; and every part it signed comes
+back exactly as it sent it (its text runs joined), the signature on the same part. A request that fails a check is answered 400
 INVALID_ARGUMENT with what was wrong. Vertex AI's stand-in (vertex_server.py) uses the same checks.
 
 Answers come from --script, {"turns": [TURN, ...]}, one a request that passed:
@@ -30,6 +31,7 @@ It stops when killed or after --lifetime seconds.
 """
 
 import argparse
+import base64
 import json
 import os
 import re
@@ -44,6 +46,8 @@ PART_KINDS = {"text", "inlineData", "fileData", "functionCall", "functionRespons
               "codeExecutionResult"}
 PART_EXTRAS = {"thought", "thoughtSignature"}
 UNSIGNED = "skip_thought_signature_validator"
+# The pictures Gemini reads (its documentation's list); a GIF is none of them.
+IMAGE_TYPES = {"image/png", "image/jpeg", "image/webp", "image/heic", "image/heif"}
 
 
 class Refusal(Exception):
@@ -52,6 +56,22 @@ class Refusal(Exception):
 
 def refuse(message, status=400, code="INVALID_ARGUMENT"):
     raise Refusal((status, code, message))
+
+
+def inline_fault(data):
+    """What is wrong with an inlineData part's value, or None."""
+    if not isinstance(data, dict) or set(data) != {"mimeType", "data"}:
+        return "inlineData is not {mimeType, data}"
+    kind = data["mimeType"]
+    if isinstance(kind, str) and kind.startswith("image/") and kind not in IMAGE_TYPES:
+        return f"Unsupported MIME type: {kind}"
+    if kind in standin.PICTURE_TYPES:
+        return standin.picture_fault(kind, data["data"])
+    try:
+        base64.b64decode(data["data"], validate=True)
+    except (TypeError, ValueError):
+        return "inlineData.data is not base64"
+    return None
 
 
 def check_contents(body):
@@ -89,8 +109,8 @@ def check_contents(body):
                 if want != "user" or not isinstance(fr.get("response"), dict):
                     refuse(f"contents[{i}].parts[{j}]: a malformed functionResponse")
                 responses.append(fr)
-            if kind == "inlineData" and not (p["inlineData"].get("mimeType") and p["inlineData"].get("data")):
-                refuse(f"contents[{i}].parts[{j}]: a malformed inlineData")
+            if kind == "inlineData" and (fault := inline_fault(p["inlineData"])):
+                refuse(f"contents[{i}].parts[{j}]: {fault}")
         if want == "model":
             pending = [p["functionCall"] for p in parts if "functionCall" in p]
         else:

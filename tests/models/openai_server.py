@@ -7,7 +7,9 @@ answers as they do, streamed or whole.
 Checked (a request that breaks a rule gets 400 and the log names the rule): the path, the key
 (--auth bearer: Authorization: Bearer; api-key: Azure's api-key header and no Authorization; none),
 model, messages (a system message only first; each tool message answering a call of the assistant
-message before it, every call answered before anything else; arguments a JSON text), tools,
+message before it, every call answered before anything else; arguments a JSON text; a user's
+content a text or a list of text parts and image_url parts, each a data URL of a picture whose
+bytes are of the type it names, detail low, high or auto), tools,
 stream with stream_options.include_usage, the answer's room in --max-field and not in the other,
 reasoning_effort, Mistral's tool ids of nine letters and digits (--mistral). Reasoning given back
 (--reasoning-back, as DeepSeek and Kimi ask): an assistant message of the current task (after the
@@ -112,6 +114,8 @@ class Chat(standin.Standin):
             elif role == "user":
                 if not isinstance(m.get("content"), (str, list)):
                     bad.append("%s has no content" % where)
+                elif isinstance(m["content"], list):
+                    self.check_parts(m["content"], where, bad)
             elif role == "assistant":
                 self.check_assistant(m, where, i > last_user, bad)
                 pending = {c.get("id") for c in m.get("tool_calls", [])}
@@ -119,6 +123,29 @@ class Chat(standin.Standin):
                 bad.append("%s has role %r" % (where, role))
         if pending:
             bad.append("calls %s are not answered" % sorted(pending))
+
+    @staticmethod
+    def check_parts(parts, where, bad):
+        """A user's content parts: {"type": "text", "text"} or {"type": "image_url", "image_url":
+        {"url": a data URL of a picture, "detail"?}}."""
+        if not parts:
+            bad.append("%s: an empty list of parts" % where)
+        for k, part in enumerate(parts):
+            at = "%s.content.%d" % (where, k)
+            kind = part.get("type") if isinstance(part, dict) else None
+            if kind == "text":
+                if not isinstance(part.get("text"), str):
+                    bad.append("%s: a text part without text" % at)
+            elif kind == "image_url":
+                image = part.get("image_url")
+                fault = standin.data_url_fault(image.get("url")) if isinstance(image, dict) \
+                    else "image_url is not an object"
+                if fault:
+                    bad.append("%s: %s" % (at, fault))
+                elif image.get("detail", "auto") not in ("low", "high", "auto"):
+                    bad.append("%s: detail %r is not low, high or auto" % (at, image.get("detail")))
+            else:
+                bad.append("%s: a part of type %r" % (at, kind))
 
     def check_assistant(self, m, where, in_task, bad):
         calls = m.get("tool_calls", [])

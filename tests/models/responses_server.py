@@ -6,8 +6,9 @@ for sion's suites: it checks what it is sent and answers as the API does, stream
 Checked (a request that breaks a rule gets 400 and the log names the rule): the path, the bearer
 key, model, stream true, store false, instructions a text, input items (messages with input_text
 or output_text parts, the person's pictures as input_image parts: a data URL of a picture type in
-base64 and detail low, high or auto; function_call items with call_id, name and arguments that are JSON text,
-each function_call_output answering a call before it, every call answered before the next
+base64 whose bytes are of that type, and detail low, high or auto; function_call items with call_id,
+name and arguments that are JSON text, each function_call_output answering a call before it, its
+output a text or a list of input_text and input_image parts, every call answered before the next
 message), no item carrying an id (nothing is stored to look one up by), flat function tools (with
 --tools-in-input only in a first additional_tools item of role developer, none in `tools`),
 reasoning.effort, include reasoning.encrypted_content, max_output_tokens (--room) or none
@@ -29,7 +30,6 @@ false leaves the reasoning item without its encrypted content.
 """
 import json
 import os
-import re
 import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ beside the sources
@@ -129,7 +129,11 @@ class Responses(standin.Standin):
                 if item.get("call_id") not in pending:
                     bad.append("%s answers %r, which is not a call waiting" % (where, item.get("call_id")))
                 pending.discard(item.get("call_id"))
-                if not isinstance(item.get("output"), str):
+                output = item.get("output")
+                if isinstance(output, list) and output:
+                    for k, part in enumerate(output):
+                        self.check_part("tool", part, "%s.output.%d" % (where, k), bad)
+                elif not isinstance(output, str):
                     bad.append("%s has no output text" % where)
                 continue
             if kind == "function_call":
@@ -174,14 +178,16 @@ class Responses(standin.Standin):
 
     @staticmethod
     def check_part(role, part, where, bad):
-        """An assistant's parts are output_text; the person's input_text, or input_image (a
-        picture as a data URL of an image type in base64, or a URL; detail low, high or auto)."""
+        """An assistant's parts are output_text; the person's (and a call's output, role "tool")
+        input_text, or input_image (a picture as a data URL of an image type in base64 whose
+        bytes are of that type, or a URL; detail low, high or auto)."""
         kind = part.get("type") if isinstance(part, dict) else None
         if role != "assistant" and kind == "input_image":
             url = part.get("image_url")
-            if not isinstance(url, str) or not (
-                    re.fullmatch(r"data:image/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/]+=*", url)
-                    or url.startswith("https://")):
+            fault = None if isinstance(url, str) and url.startswith("https://") else standin.data_url_fault(url)
+            if fault and isinstance(url, str) and url.startswith("data:"):
+                bad.append("%s: image_url is not a data URL of a picture: %s" % (where, fault))
+            elif fault:
                 bad.append("%s: image_url is not a data URL of a picture" % where)
             if part.get("detail", "auto") not in ("low", "high", "auto"):
                 bad.append("%s: detail %r is not low, high or auto" % (where, part.get("detail")))

@@ -11,7 +11,8 @@ for is logged as {"unanswered": path} and gets HTTP 500. Each entry's "kept_star
 the request's text starts byte for byte as the one before it did, up to that one's last turn
 (kept_start(): what a provider's prompt cache needs); null for the first. "members" lists the
 body's members in the order they were sent (the log's "body" has its keys sorted). It stops on
-SIGTERM or after --lifetime seconds, whichever is first.
+SIGTERM or after --lifetime seconds, whichever is first. picture_fault() and data_url_fault() check
+a picture as the providers take it: of a type they share, in base64, its bytes of that type.
 
 Failure replies any stand-in understands:
   {"status": 529, "message": "Overloaded", "headers": {"retry-after": "1"}}   an error status
@@ -19,8 +20,11 @@ Failure replies any stand-in understands:
   {"garbage": true}                           a 200 whose body is not what the API sends
 """
 import argparse
+import base64
+import binascii
 import json
 import os
+import re
 import signal
 import threading
 import time
@@ -217,3 +221,45 @@ def key_allowed(args, key):
     keys = [k for k in args.keys.split(",") if k]
     return not keys or key in keys
 
+
+# The pictures the providers sion speaks share, known by their first bytes.
+PICTURE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
+
+
+def picture_kind(data):
+    """The media type of the bytes `data` by their signature, or None."""
+    if data.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "image/png"
+    if data.startswith(b"\xff\xd8\xff"):
+        return "image/jpeg"
+    if data.startswith((b"GIF87a", b"GIF89a")):
+        return "image/gif"
+    if len(data) >= 12 and data.startswith(b"RIFF") and data[8:12] == b"WEBP":
+        return "image/webp"
+    return None
+
+
+def picture_fault(media_type, data):
+    """What is wrong with a picture sent as `media_type` and the base64 text `data`, or None: the
+    type one of PICTURE_TYPES, the text base64 (padded, no other characters), and its bytes a
+    picture of that type."""
+    if media_type not in PICTURE_TYPES:
+        return "media type %r is not one of %s" % (media_type, ", ".join(PICTURE_TYPES))
+    try:
+        raw = base64.b64decode(data, validate=True) if isinstance(data, str) and data else None
+    except (binascii.Error, ValueError):
+        raw = None
+    if raw is None or len(data) % 4:
+        return "the data is not base64"
+    kind = picture_kind(raw)
+    if kind != media_type:
+        return "the data is %s, not %s" % (kind or "no picture", media_type)
+    return None
+
+
+def data_url_fault(url):
+    """What is wrong with a picture sent as a data URL (data:image/png;base64,…), or None."""
+    m = re.fullmatch(r"data:([^;,]+);base64,(.*)", url, re.S) if isinstance(url, str) else None
+    if not m:
+        return "not a data URL of base64"
+    return picture_fault(m.group(1), m.group(2))

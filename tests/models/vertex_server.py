@@ -17,7 +17,8 @@ It listens on 127.0.0.1 (an unused port, written to --port-file once it listens)
   POST /v1/projects/P/locations/L/publishers/anthropic/models/M:streamRawPredict
       Claude: Anthropic's Messages body CHECKED: anthropic_version "vertex-2023-10-16", no model,
       stream true, max_tokens, roles alternating from the user's, tool results first in the turn
-      after the calls they answer, cache_control on the system prompt's last block and on the
+      after the calls they answer, image blocks and tool results' content as anthropic_server.py
+      checks them, cache_control on the system prompt's last block and on the
       conversation's last block and nowhere else, and every thinking block it sent back exactly
       as it sent it, where it was. Answers stream as Anthropic's events.
 Turns come from --script as gemini_server.py's for Gemini; for Claude {"content": [blocks],
@@ -36,6 +37,7 @@ import time
 import urllib.parse
 
 sys.dont_write_bytecode = True  # no __pycache__ beside the sources
+import anthropic_server  # noqa: E402
 import gemini_server  # noqa: E402
 from gemini_server import Refusal, refuse  # noqa: E402
 
@@ -137,6 +139,12 @@ def check_claude(body, signed):
         for j, block in enumerate(content):
             if "cache_control" in block:
                 marks.append(f"messages[{i}][{j}]")
+            where = f"messages.{i}.content.{j}"
+            if block.get("type") == "image" and (fault := anthropic_server.image_fault(block)):
+                refuse(f"{where}: {fault}")
+            if block.get("type") == "tool_result":
+                for fault in anthropic_server.result_content_faults(block.get("content"), where):
+                    refuse(fault)
         results = [b["tool_use_id"] for b in content if b.get("type") == "tool_result"]
         if calls:
             if results != calls or any(b.get("type") != "tool_result" for b in content[: len(results)]):
