@@ -137,6 +137,11 @@ Status Db::configure() {
     // the schema.
     sqlite3_db_config(m_db, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
     sqlite3_db_config(m_db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
+    // The last connection to close would copy the write-ahead log into the database, sync it and
+    // delete the log: milliseconds at the end of every program, for nothing, since the next one
+    // reads the log as it is. The log is copied in as it grows instead (sqlite's automatic
+    // checkpoint, on commits), and stays beside the database.
+    sqlite3_db_config(m_db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
     // Reading the journal mode reads the header first, so a file that is not a database fails here,
     // before anything is written.
     SION_TRY(Stmt mode, prepare("PRAGMA journal_mode=WAL"));
