@@ -78,7 +78,7 @@ Result<std::string> own_path() {
     return path;
 }
 
-Result<Layout> open_layout(Launch& launch, int& next) {
+Result<Layout> open_layout(const Config& config, Launch& launch, int& next) {
     Layout fds;
     SION_TRY(fds.exe, own_path());
     SION_TRY(Fd passwd, data_pipe(passwd_text()));
@@ -87,6 +87,10 @@ Result<Layout> open_layout(Launch& launch, int& next) {
     fds.group = give(launch, std::move(group), next);
     SION_TRY(Fd hosts, data_pipe(hosts_text()));
     fds.hosts = give(launch, std::move(hosts), next);
+    for (auto& [copy, fd] : open_copies(etc_paths(config))) {
+        copy.fd = give(launch, std::move(fd), next);
+        fds.etc.push_back(std::move(copy));
+    }
     return fds;
 }
 
@@ -206,7 +210,7 @@ Result<Launch> prepare_launch(const Config& config,
         SION_TRY(Fd env, data_file(env_block(extra), "the environment"));
         launch.env_fd = give(launch, std::move(env), next);
     }
-    SION_TRY(Layout fds, open_layout(launch, next));
+    SION_TRY(Layout fds, open_layout(config, launch, next));
     fds.proxy_socket = proxy_socket;
     if (auto parent = find_pids_parent()) {
         if (auto cgroup = SandboxCgroup::make(*parent, config.limits.processes))

@@ -4,9 +4,11 @@
 
 #include "lib/text.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <climits>
 
@@ -62,21 +64,52 @@ void add_system(std::vector<std::string>& args, const HostRoot& root) {
 }
 
 void add_etc(std::vector<std::string>& args, const Config& config, const Layout& fds) {
-    for (const std::string& path : k_etc_whitelist)
-        add(args, {"--ro-bind-try", path, path});
-    if (config.network == Network::host) {
-        for (const std::string& path : k_etc_host_network)
+    for (const std::string& path : etc_paths(config)) {
+        auto copy = std::find_if(fds.etc.begin(), fds.etc.end(),
+                                 [&](const EtcCopy& c) { return c.path == path; });
+        if (copy != fds.etc.end())
+            add(args, {"--perms", format("%04o", copy->mode), "--file", std::to_string(copy->fd),
+                       path});
+        else
             add(args, {"--ro-bind-try", path, path});
-        add(args, {"--ro-bind-try", "/etc/hosts", "/etc/hosts"});
-    } else {
-        add(args, {"--perms", "0644", "--ro-bind-data", std::to_string(fds.hosts), "/etc/hosts"});
     }
+    if (config.network != Network::host)
+        add(args, {"--perms", "0644", "--ro-bind-data", std::to_string(fds.hosts), "/etc/hosts"});
     add(args, {"--perms", "0644", "--ro-bind-data", std::to_string(fds.passwd), "/etc/passwd"});
     add(args, {"--perms", "0644", "--ro-bind-data", std::to_string(fds.group), "/etc/group"});
     add(args, {"--symlink", "/proc/self/mounts", "/etc/mtab"});
 }
 
 } // namespace
+
+std::vector<std::string> etc_paths(const Config& config) {
+    std::vector<std::string> paths = k_etc_whitelist;
+    if (config.network == Network::host) {
+        paths.insert(paths.end(), k_etc_host_network.begin(), k_etc_host_network.end());
+        paths.emplace_back("/etc/hosts");
+    }
+    return paths;
+}
+
+std::vector<std::pair<EtcCopy, Fd>> open_copies(const std::vector<std::string>& paths) {
+    auto copyable = [](const struct stat& st) {
+        return S_ISREG(st.st_mode) && (st.st_mode & S_IROTH) != 0;
+    };
+    std::vector<std::pair<EtcCopy, Fd>> copies;
+    for (const std::string& path : paths) {
+        // Looked at before it is opened, so that nothing but a file is opened; O_NONBLOCK: a FIFO
+        // put there in between opens at once, and is left out after fstat.
+        struct stat st {};
+        if (::stat(path.c_str(), &st) != 0 || !copyable(st))
+            continue;
+        Fd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+        if (!fd || ::fstat(fd.get(), &st) != 0 || !copyable(st))
+            continue;
+        copies.emplace_back(EtcCopy{path, static_cast<unsigned>(st.st_mode & 0777), -1},
+                            std::move(fd));
+    }
+    return copies;
+}
 
 HostRoot probe_host_root() {
     HostRoot root;

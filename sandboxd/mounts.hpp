@@ -13,6 +13,8 @@
 
 #include "sandboxd/config.hpp"
 
+#include "lib/fd.hpp"
+
 #include <string>
 #include <utility>
 #include <vector>
@@ -27,7 +29,7 @@ inline constexpr uint64_t k_shm_size = uint64_t{64} << 20;
 inline constexpr const char* k_sandbox_path =
     "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin";
 
-// The entries of /etc bound read-only when the host has them.
+// The entries of /etc shown read-only when the host has them (copied or bound: see EtcCopy).
 extern const std::vector<std::string> k_etc_whitelist;
 // More of them with --network host: how to reach names.
 extern const std::vector<std::string> k_etc_host_network;
@@ -41,16 +43,38 @@ struct HostRoot {
 // Looks at the host's root. Entries missing or of another type are left out.
 [[nodiscard]] HostRoot probe_host_root();
 
+// A file of the host's /etc copied into the sandbox (bwrap's --file, onto the read-only root)
+// instead of bound: each bind costs bwrap a read of the whole mount table to make it read-only, a
+// copy only the file's read. The content and permission bits are the host's; the owner is the
+// sandbox's user, who cannot change a thing on the read-only root.
+struct EtcCopy {
+    std::string path; // the same on the host and in the sandbox
+    unsigned mode = 0;
+    int fd = -1; // its number in bwrap's process
+};
+
+// The entries of the host's /etc the layout shows (k_etc_whitelist and, with --network host,
+// k_etc_host_network and /etc/hosts), in the order they are laid out.
+[[nodiscard]] std::vector<std::string> etc_paths(const Config& config);
+
+// Of `paths`, those that are regular files anyone may read (through a symbolic link too, as a bind
+// follows it), open for reading, each with its EtcCopy but for the number. The rest (directories,
+// missing entries, files only some may read) are left out, to be bound as before.
+[[nodiscard]] std::vector<std::pair<EtcCopy, Fd>>
+open_copies(const std::vector<std::string>& paths);
+
 // What bwrap is given besides Config's paths: where this program is (bound at k_exe_inside), the
-// descriptors (numbers in bwrap's process) of pipes holding passwd, group and hosts, and the
-// declared network's proxy socket (bound at k_proxy_inside) when there is one. Paths, not
-// descriptors, for what is bound: bwrap resolves a descriptor's path and binds that path anyway.
+// descriptors (numbers in bwrap's process) of pipes holding passwd, group and hosts, the declared
+// network's proxy socket (bound at k_proxy_inside) when there is one, and the copies of
+// etc_paths() (an entry without one is bound). Paths, not descriptors, for what is bound: bwrap
+// resolves a descriptor's path and binds that path anyway.
 struct Layout {
     std::string exe;
     int passwd = -1;
     int group = -1;
     int hosts = -1;
     std::string proxy_socket;
+    std::vector<EtcCopy> etc;
 };
 
 inline constexpr const char* k_proxy_inside = "/run/sion/proxy.sock";

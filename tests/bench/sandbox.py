@@ -55,14 +55,14 @@ def bwrap_layout(sandbox, workspace):
 
 
 def bare_command(layout):
-    """The same layout, its --ro-bind-data pipes made files, running /bin/true directly."""
+    """The same layout, running /bin/true directly; and the descriptors it reads, each with what
+    it holds: a --file copy of the host's file, or a line for an --ro-bind-data pipe."""
     out, data, i = [], [], 0
     cut = layout.index("--")
     while i < cut:
-        if layout[i] == "--ro-bind-data":
-            fd = layout[i + 1]
-            data.append(fd)
-            out += ["--ro-bind-data", fd, layout[i + 2]]
+        if layout[i] in ("--ro-bind-data", "--file"):
+            data.append((layout[i + 1], layout[i + 2] if layout[i] == "--file" else None))
+            out += layout[i:i + 3]
             i += 3
             continue
         out.append(layout[i])
@@ -71,12 +71,16 @@ def bare_command(layout):
 
 
 def with_data_fds(argv, fds):
-    """Runs argv with a fresh pipe holding a line on each of `fds` (bwrap reads them to their end)."""
+    """Runs argv with each of `fds` open: the host's file it names, or a fresh pipe holding a line
+    (bwrap reads them to their end)."""
     opened = []
-    for fd in fds:
-        r, w = os.pipe()
-        os.write(w, b"x:x:1:1::/:/bin/sh\n")
-        os.close(w)
+    for fd, path in fds:
+        if path:
+            r = os.open(path, os.O_RDONLY)
+        else:
+            r, w = os.pipe()
+            os.write(w, b"x:x:1:1::/:/bin/sh\n")
+            os.close(w)
         os.dup2(r, int(fd), inheritable=True)
         os.close(r)
         opened.append(int(fd))
