@@ -5,6 +5,7 @@
 
 #include "lib/curl_api.hpp"
 #include "lib/http_transfer.hpp"
+#include "lib/proxy.hpp"
 
 #include <sys/socket.h>
 
@@ -192,7 +193,7 @@ private:
     CURLcode m_result = CURLE_OK;
 };
 
-void set_safety(Options& o, const HttpRequest& request) {
+void set_safety(Options& o, const HttpRequest& request, const std::string& proxy) {
     o.set(CURLOPT_NOSIGNAL, 1L);
     o.set(CURLOPT_PROTOCOLS_STR, "http,https");
     o.set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
@@ -202,7 +203,7 @@ void set_safety(Options& o, const HttpRequest& request) {
     if (!request.ca_bundle.empty())
         o.set(CURLOPT_CAINFO, request.ca_bundle.c_str());
     // An empty proxy turns off curl's reading of http_proxy and friends.
-    o.set(CURLOPT_PROXY, request.proxy.c_str());
+    o.set(CURLOPT_PROXY, proxy.c_str());
     o.set(CURLOPT_SUPPRESS_CONNECT_HEADERS, 1L);
     o.set(CURLOPT_TCP_KEEPALIVE, 1L);
 }
@@ -227,8 +228,22 @@ void set_request(Options& o, const HttpRequest& request, const CurlHeaderList& h
         o.set(CURLOPT_CUSTOMREQUEST, request.method.c_str());
 }
 
-// The request's reach judged, and curl pinned to the addresses judged (`checked`).
-Status pin_reach(const HttpRequest& request, CurlHeaderList& pins,
+// The proxy the request goes through: its own, else the environment's if it asks; "" for none.
+Result<std::string> proxy_of(const HttpRequest& request) {
+    if (!request.proxy.empty() || !request.environment_proxy)
+        return request.proxy;
+    return environment_proxy(request.url);
+}
+
+bool all_loopback(const Destination& where) {
+    return std::all_of(where.addresses.begin(), where.addresses.end(),
+                       [](const Address& a) { return a.kind == AddressKind::loopback; });
+}
+
+// The request's reach judged, and curl pinned to the addresses it connects to (`checked`): the
+// ones judged, or through the environment's `proxy` the proxy's (see lib/http.hpp). A
+// destination on this machine goes direct: `proxy` is cleared.
+Status pin_reach(const HttpRequest& request, std::string& proxy, CurlHeaderList& pins,
                  std::vector<std::string>& checked) {
     if (!request.reach)
         return {};
@@ -238,6 +253,11 @@ Status pin_reach(const HttpRequest& request, CurlHeaderList& pins,
     SION_TRY(Destination where,
              resolve_url(request.url, request.connect_timeout, request.resolver));
     SION_CHECK(request.reach(where));
+    if (all_loopback(where))
+        proxy.clear();
+    if (!proxy.empty()) {
+        SION_TRY(where, resolve_url(proxy, request.connect_timeout, request.resolver));
+    }
     if (std::string pin = where.pin(); !pin.empty())
         SION_CHECK(pins.append(pin));
     for (const Address& a : where.addresses)
@@ -266,6 +286,22 @@ void set_callbacks(Options& o, HttpTransfer& transfer, char* error_buffer) {
     o.set(CURLOPT_WRITEDATA, &transfer);
     o.set(CURLOPT_OPENSOCKETFUNCTION, on_open_socket);
     o.set(CURLOPT_OPENSOCKETDATA, &transfer);
+}
+
+// `text` with the user info of `proxy`, and its password alone, replaced by "[redacted]".
+std::string without_user_info(std::string text, const std::string& proxy) {
+    const std::string info = user_info(proxy);
+    const size_t colon = info.find(':');
+    const std::string_view mark = "[redacted]";
+    for (const std::string& secret :
+         {info, colon == std::string::npos ? std::string() : info.substr(colon + 1)}) {
+        if (secret.empty())
+            continue;
+        for (size_t at = text.find(secret); at != std::string::npos;
+             at = text.find(secret, at + mark.size()))
+            text.replace(at, secret.size(), mark);
+    }
+    return text;
 }
 
 Exit exit_for(CURLcode code) {
@@ -301,9 +337,10 @@ Status HttpTransfer::configure(CURL* easy) {
     if (!is_http_token(m_request.method))
         return make_error(Exit::data, "bad HTTP method '%s'", m_request.method.c_str());
     SION_TRY(m_headers, build_headers(m_request));
-    SION_CHECK(pin_reach(m_request, m_pins, m_checked));
+    SION_TRY(std::string proxy, proxy_of(m_request));
+    SION_CHECK(pin_reach(m_request, proxy, m_pins, m_checked));
     Options options(easy);
-    set_safety(options, m_request);
+    set_safety(options, m_request, proxy);
     if (m_pins.get() != nullptr)
         options.set(CURLOPT_RESOLVE, m_pins.get());
     set_request(options, m_request, m_headers);
@@ -425,6 +462,8 @@ Error HttpTransfer::error(CURLcode code) const {
         why = more;
     else if (!more.empty())
         why += " (" + std::string(more) + ")";
+    if (auto proxy = proxy_of(m_request); proxy)
+        why = without_user_info(std::move(why), *proxy);
     return make_error(exit_for(code), "cannot reach '%s': %s", url.c_str(), why.c_str());
 }
 

@@ -3,11 +3,18 @@
 //
 // Defaults: TLS peers are always verified (only the CA bundle can be changed); redirects are never
 // followed (a 3xx comes back as a Response, Location included); only http and https URLs are
-// accepted; no proxy is used unless the request names one, whatever the environment says.
+// accepted; no proxy is used unless the request names one or asks for the environment's
+// (environment_proxy: lib/proxy.hpp says which, curl's own reading of http_proxy and friends is
+// always off).
 //
 // Reach: a request with `reach` set has its URL's host resolved once (lib/address.hpp, on the
 // calling thread, within connect_timeout), `reach` shown where it leads, and curl pinned to those
-// addresses: it connects to no other, and never looks the name up again.
+// addresses: it connects to no other, and never looks the name up again. Through the
+// environment's proxy the guarantee is weaker: the name is still resolved here and `reach` judges
+// where it leads (a name of a private address is still refused), but the proxy resolves it again
+// and connects where its own answer leads; curl is pinned to the proxy's addresses instead (its
+// name resolved with `resolver` too, and not judged: the user chose it). A destination whose
+// addresses are all this machine's goes direct, pinned as without a proxy.
 //
 // Errors (a non-2xx status is not one): Exit::timeout when a time limit runs out, Exit::unavailable
 // when the peer cannot be reached or the TLS handshake fails, Exit::data for a bad URL or header, a
@@ -77,6 +84,10 @@ struct HttpRequest {
     std::string ca_bundle;
     // A proxy URL ("http://proxy:3128"); empty for none, even when http_proxy is set.
     std::string proxy;
+    // With no `proxy`: through the proxy the environment names for `url`, if it names one
+    // (lib/proxy.hpp; a malformed one is the request's Exit::config). Messages never show the
+    // proxy's user info.
+    bool environment_proxy = false;
     // Called once the final response's status line and headers are in, before any of its body;
     // returning false ends the transfer (Exit::data).
     std::function<bool(const HttpResponse& head)> on_headers;
@@ -85,7 +96,7 @@ struct HttpRequest {
     std::function<bool(std::string_view chunk)> on_body;
     // When set, decides whether the request may go where its URL leads (see above): an error it
     // returns is the request's, and nothing is sent. Not with `proxy` (Exit::software): the proxy
-    // would resolve the name.
+    // would resolve the name; with environment_proxy, see above.
     std::function<Status(const Destination& where)> reach;
     // Who resolves the URL's name for `reach`; getaddrinfo when empty (a test's stand-in for DNS).
     Resolver resolver;

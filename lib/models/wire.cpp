@@ -263,6 +263,8 @@ Result<WireReply> Wire::send(const WireRequest& request) {
     http.timeout = m_timeout;
     http.max_response_size = size_t{64} << 20;
     http.resolver = m_resolver;
+    // A user behind a proxy reaches providers through it; local: servers are on the network here.
+    http.environment_proxy = m_reach == Reach::remote;
     std::optional<Error> refused;
     http.reach = [&](const Destination& where) {
         Status s = check_destination(where, m_reach);
@@ -323,7 +325,10 @@ Result<WireReply> Wire::send(const WireRequest& request) {
         return Error(stopped->exit(), redacted(stopped->message(), secrets));
     }
     if (!sent) {
-        Exit exit = sent.error().exit() == Exit::software ? Exit::software : Exit::unavailable;
+        // A malformed proxy variable (Exit::config) fails every model alike: no other may answer.
+        Exit exit = sent.error().exit();
+        if (exit != Exit::software && exit != Exit::config)
+            exit = Exit::unavailable;
         std::string why = sent.error().message();
         if (is_2xx(reply.status))
             why = "the answer was cut off: " + why;

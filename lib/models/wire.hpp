@@ -15,7 +15,11 @@
 // for servers on it and for tests; private addresses (10/8, 172.16/12, 192.168/16, link-local,
 // unique-local, CGNAT) only with Reach::network (`local:`), over http too; 0.0.0.0 and :: never.
 // Names are resolved (lib/address.hpp) and every address checked before each request, which then
-// goes only to those addresses; no request goes through a proxy.
+// goes only to those addresses. With Reach::remote a request goes through the proxy the
+// environment names (https_proxy, all_proxy, no_proxy: lib/proxy.hpp), except to this machine:
+// the name is still resolved and judged here, but the proxy resolves it again (lib/http.hpp).
+// With Reach::network (`local:`) no request goes through a proxy. A malformed proxy variable is
+// the request's Exit::config.
 //
 // Keys (KeyRing): a variable may hold several keys separated by commas. Each call starts with the
 // key after the one the last call started with; a key the provider limits (429) rests a minute (or
