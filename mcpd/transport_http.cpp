@@ -400,23 +400,7 @@ private:
             return;
         }
         if (refusal(status, res->headers)) {
-            if (!c->nonce_retried && takes_nonce(status, res->headers, post_url())) {
-                c->nonce_retried = true;
-                post_call(c);
-                return;
-            }
-            authorize(status, res->headers, c->auth_retried,
-                      [weak = weak_from_this(), c](Result<bool> again) {
-                          auto self = weak.lock();
-                          if (!self || !self->m_calls.contains(c->id))
-                              return;
-                          if (!again) {
-                              self->fail(c, std::move(again).error());
-                              return;
-                          }
-                          c->auth_retried = true;
-                          self->post_call(c);
-                      });
+            answer_refusal(c, status, res->headers, post_url(), [this, c] { post_call(c); });
             return;
         }
         if (status == 404 && !m_session_id.empty() && !c->session_retried
@@ -435,28 +419,37 @@ private:
         answered_by_body(c, status, reading, *res);
     }
 
+    // Call `c`'s request to `url` was refused (refusal()): made again by `again` once with the
+    // DPoP nonce the refusal asks for, or once the authorization hooks give a fresh token; failed
+    // otherwise.
+    void answer_refusal(const std::shared_ptr<Call>& c, int status, const HttpHeaders& headers,
+                        const std::string& url, std::function<void()> again) {
+        if (!c->nonce_retried && takes_nonce(status, headers, url)) {
+            c->nonce_retried = true;
+            again();
+            return;
+        }
+        authorize(status, headers, c->auth_retried,
+                  [weak = weak_from_this(), c, again = std::move(again)](Result<bool> fresh) {
+                      auto self = weak.lock();
+                      if (!self || !self->m_calls.contains(c->id))
+                          return;
+                      if (!fresh) {
+                          self->fail(c, std::move(fresh).error());
+                          return;
+                      }
+                      c->auth_retried = true;
+                      again();
+                  });
+    }
+
     // The GET resuming a call's stream was refused. The server took the call, which may have
     // acted: it is never sent again. Only its stream is asked for again, once with the DPoP nonce
     // or the token the refusal asks for; anything else leaves the call without an answer.
     void refused_resumption(const std::shared_ptr<Call>& c, int status, const HttpResponse& res) {
         if (refusal(status, res.headers)) {
-            if (!c->nonce_retried && takes_nonce(status, res.headers, m_wire.target.url)) {
-                c->nonce_retried = true;
-                exchange(c, resume_request(*c), true);
-                return;
-            }
-            authorize(status, res.headers, c->auth_retried,
-                      [weak = weak_from_this(), c](Result<bool> again) {
-                          auto self = weak.lock();
-                          if (!self || !self->m_calls.contains(c->id))
-                              return;
-                          if (!again) {
-                              self->fail(c, std::move(again).error());
-                              return;
-                          }
-                          c->auth_retried = true;
-                          self->exchange(c, self->resume_request(*c), true);
-                      });
+            answer_refusal(c, status, res.headers, m_wire.target.url,
+                           [this, c] { exchange(c, resume_request(*c), true); });
             return;
         }
         fail(c, make_error(Exit::unavailable,
