@@ -157,6 +157,12 @@ std::string base64_encode(std::string_view bytes) {
     return encode_base64(bytes, k_base64_std, true);
 }
 
+size_t base64_size(std::string_view text) {
+    while (!text.empty() && text.back() == '=')
+        text.remove_suffix(1);
+    return text.size() * 3 / 4;
+}
+
 Result<std::string> base64_decode(std::string_view text) {
     return decode_base64(text, false);
 }

@@ -35,6 +35,8 @@ constexpr size_t k_sha256_size = 32;
 // an error (Exit::data) whose message names the offset, never the data.
 [[nodiscard]] std::string base64_encode(std::string_view bytes);
 [[nodiscard]] Result<std::string> base64_decode(std::string_view text);
+// How many bytes a base64 text stands for, from its length and padding (not checked).
+[[nodiscard]] size_t base64_size(std::string_view text);
 
 // Base64url (RFC 4648 section 5): encoded without padding; decoded with or without it.
 [[nodiscard]] std::string base64url_encode(std::string_view bytes);

@@ -50,10 +50,7 @@ std::string picture_data_url(JsonView image) {
 }
 
 size_t picture_size(JsonView image) {
-    std::string_view b64 = image.string_or("data", "").value_or("");
-    while (!b64.empty() && b64.back() == '=')
-        b64.remove_suffix(1);
-    return b64.size() * 3 / 4;
+    return base64_size(image.string_or("data", "").value_or(""));
 }
 
 Status pictures_taken(std::span<const Json> conversation, std::span<const std::string_view> types,

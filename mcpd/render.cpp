@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "mcpd/render.hpp"
 
+#include "lib/crypto.hpp"
 #include "lib/text.hpp"
 
 namespace sion::mcpd {
@@ -11,20 +12,13 @@ std::string_view str(JsonView v, std::string_view key) {
     return v.string_or(key, "").value_or("");
 }
 
-// Bytes a base64 text stands for.
-size_t decoded_size(std::string_view b64) {
-    while (!b64.empty() && b64.back() == '=')
-        b64.remove_suffix(1);
-    return b64.size() * 3 / 4;
-}
-
 std::string resource_contents(JsonView c) {
     if (c.get("text").is_string())
         return std::string(str(c, "text"));
     if (c.get("blob").is_string())
         return format("[%.*s, %zu bytes, at %.*s]",
                       static_cast<int>(str(c, "mimeType").size()), str(c, "mimeType").data(),
-                      decoded_size(str(c, "blob")), static_cast<int>(str(c, "uri").size()),
+                      base64_size(str(c, "blob")), static_cast<int>(str(c, "uri").size()),
                       str(c, "uri").data());
     return {};
 }
@@ -36,7 +30,7 @@ std::string content_block(JsonView block) {
     if (type == "image" || type == "audio")
         return format("[%.*s %.*s, %zu bytes]", static_cast<int>(type.size()), type.data(),
                       static_cast<int>(str(block, "mimeType").size()),
-                      str(block, "mimeType").data(), decoded_size(str(block, "data")));
+                      str(block, "mimeType").data(), base64_size(str(block, "data")));
     if (type == "resource_link") {
         std::string line = "[resource " + std::string(str(block, "uri"));
         if (!str(block, "name").empty())

@@ -77,6 +77,20 @@ const std::string k_modern_discover =
 const std::string k_initialized =
     R"({"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"old","version":"2"}})";
 
+// DPoP hooks that prove with the latest nonce given ("proof-GET-n2"), keeping it in `nonce`.
+ClientEvents dpop_events(std::string& nonce) {
+    ClientEvents events;
+    events.authorization = [] { return std::string("DPoP token"); };
+    events.proof = [&nonce](const std::string& method, const std::string&) {
+        return "proof-" + method + "-" + nonce;
+    };
+    events.nonce = [&nonce](const std::string&, const std::string& given) {
+        nonce = given;
+        return true;
+    };
+    return events;
+}
+
 class HttpClientTest : public testing::Test {
 protected:
     void SetUp() override {
@@ -479,16 +493,7 @@ TEST_F(ResumptionTest, TheNonceAskedForIsGivenToTheStreamNotTheCall) {
             send_answer(fd);
     });
     std::string nonce = "nonce-1";
-    ClientEvents events;
-    events.authorization = [] { return std::string("DPoP token"); };
-    events.proof = [&](const std::string& method, const std::string&) {
-        return "proof-" + method + "-" + nonce;
-    };
-    events.nonce = [&](const std::string&, const std::string& given) {
-        nonce = given;
-        return true;
-    };
-    reach({}, std::move(events));
+    reach({}, dpop_events(nonce));
     ASSERT_TRUE(connect());
     auto r = request("tools/call", R"({"name":"pay","arguments":{}})");
     ASSERT_TRUE(r) << r.error().message();
@@ -645,16 +650,7 @@ TEST_F(HttpClientTest, AStreamRefusedForANonceIsAskedAgainWithIt) {
         old.handle(r, fd, "/message?sessionId=abc");
     });
     std::string nonce = "n1";
-    ClientEvents events;
-    events.authorization = [] { return std::string("DPoP token"); };
-    events.proof = [&](const std::string& method, const std::string&) {
-        return "proof-" + method + "-" + nonce;
-    };
-    events.nonce = [&](const std::string&, const std::string& given) {
-        nonce = given;
-        return true;
-    };
-    reach({}, std::move(events), "/sse");
+    reach({}, dpop_events(nonce), "/sse");
     auto c = connect();
     ASSERT_TRUE(c) << c.error().message();
     EXPECT_EQ(c->transport, "sse");
