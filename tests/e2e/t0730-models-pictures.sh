@@ -76,6 +76,18 @@ for _ in $(seq 21); do twenty_one+=(--picture me.png); done
 bad_picture 64 "sion-run: give at most 20 pictures with --picture" "${twenty_one[@]}"
 [ "$(sessions)" = 0 ] && ok || fail "a bad --picture stored a session"
 
+# read_file of a picture too large to send says so, and shows the model nothing of it (a scripted
+# model: no provider is asked).
+cp big.png work/big.png
+printf '%s\n' '{"turns": [{"calls": [{"tool": "read_file", "input": {"path": "big.png"}}]}, {"text": "Too big."}]}' \
+    >"$scratch/scripts/big.json"
+expect_exit 0 sion agent run coder "$agent" --task 'Look at big.png' --model "script:$scratch/scripts/big.json" \
+    --workspace work --autonomy L3 </dev/null
+expect_grep '^← big.png is a picture of 5242881 bytes, more than the 5242880 a model is sent: not shown$' "$scratch/out"
+[ "$(python3 -c 'import sqlite3, sys; print(sum("images" in c for (c,) in sqlite3.connect(sys.argv[1]).execute("SELECT content FROM messages")))' "$SION_HOME/sion.db")" = 0 ] &&
+    ok || fail "a picture too large was kept to be sent"
+rm work/big.png
+
 # Twenty are taken, each an image block.
 script twenty '[{"text": "Twenty squares."}]'
 start_standin t anthropic_server "$scratch/scripts/twenty.json"
