@@ -70,6 +70,13 @@ expect_exit 137 sbx exec -- sh -c 'kill -9 $$' &&
     expect_err 'sion-sandbox: the command was killed by SIGKILL (Killed)'
 expect_exit 124 sbx exec --timeout 1 -- sh -c 'echo started; sleep 60' && expect_out started &&
     expect_err 'sion-sandbox: the command ran out of time (1 s) and was killed'
+# How it ended is on a line of its own after a line the command left unfinished.
+expect_exit 124 sbx exec --timeout 1 -- sh -c 'printf unfinished >&2; sleep 60' &&
+    expect_err 'unfinished
+sion-sandbox: the command ran out of time (1 s) and was killed'
+expect_exit 137 sbx exec -- sh -c 'printf unfinished >&2; kill -9 $$' &&
+    expect_err 'unfinished
+sion-sandbox: the command was killed by SIGKILL (Killed)'
 
 # stdin is the command's in argv form.
 printf 'line one\nline two\n' >"$scratch/in"
