@@ -197,6 +197,14 @@ Args parse_args_or_exit(const CommandSpec& spec, int argc, const char* const* ar
     return std::move(*parsed);
 }
 
+void check_operands(const Args& args, size_t least, size_t most, const std::string& missing) {
+    const std::vector<std::string>& ops = args.operands();
+    if (ops.size() < least)
+        die(usage_error(missing));
+    if (ops.size() > most)
+        die(usage_error("unexpected operand '" + ops[most] + "'"));
+}
+
 Status check_utf8_arguments(int argc, const char* const* argv) {
     for (int i = 1; i < argc; ++i)
         if (invalid_utf8_at(argv[i]) != std::string_view::npos)

@@ -8,6 +8,7 @@
 
 #include "lib/result.hpp"
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -64,6 +65,11 @@ private:
 // For mains: parses, prints --help (stdout, exit 0) or --version (stdout, exit 0) and exits, or
 // reports a usage error and exits 64; otherwise returns the arguments.
 [[nodiscard]] Args parse_args_or_exit(const CommandSpec& spec, int argc, const char* const* argv);
+
+// For mains, after parsing: reports a usage error and exits 64 when fewer than `least` operands
+// were given (`missing`, which says what to give) or more than `most` ("unexpected operand 'x'",
+// the first one too many).
+void check_operands(const Args& args, size_t least, size_t most, const std::string& missing = "");
 
 // An option's whole number: decimal digits alone (no sign, no space: strtol would take " 5" and
 // "+5"), from `min` to `max`; nothing otherwise, for the caller to say what it takes.

@@ -52,11 +52,9 @@ int fire_command(int argc, const char* const* argv) {
         {},
     };
     Args args = parse_args_or_exit(spec, argc, argv);
-    if (args.operands().size() != 1)
-        die(usage_error(args.operands().empty()
-                            ? "give the event: sion-hooks fire before-tool|after-tool|run-start|"
-                              "run-end < EVENT.json"
-                            : "unexpected operand '" + args.operands()[1] + "'"));
+    check_operands(args, 1, 1,
+                   "give the event: sion-hooks fire before-tool|after-tool|run-start|run-end "
+                   "< EVENT.json");
     auto event = parse_event_name(args.operands()[0]);
     if (!event)
         die(usage_error(event.error().message()));
@@ -88,8 +86,7 @@ int check_command(int argc, const char* const* argv) {
         {},
     };
     Args args = parse_args_or_exit(spec, argc, argv);
-    if (!args.operands().empty())
-        die(usage_error("unexpected operand '" + args.operands()[0] + "'"));
+    check_operands(args, 0, 0);
     std::string path = hooks_file_or_die(false);
     std::vector<Hook> hooks = or_die(load_hooks(path));
     if (hooks.empty() && ::access(path.c_str(), F_OK) != 0)

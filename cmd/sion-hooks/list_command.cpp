@@ -42,8 +42,7 @@ int list_command(int argc, const char* const* argv) {
         {},
     };
     Args args = parse_args_or_exit(spec, argc, argv);
-    if (!args.operands().empty())
-        die(usage_error("unexpected operand '" + args.operands()[0] + "'"));
+    check_operands(args, 0, 0);
     std::vector<Hook> hooks = or_die(load_hooks(hooks_file_or_die(false)));
     for (size_t i = 0; i < hooks.size(); ++i)
         std::printf("%s\n", hook_line(hooks[i], i + 1).c_str());
@@ -58,10 +57,7 @@ int remove_command(int argc, const char* const* argv) {
         {},
     };
     Args args = parse_args_or_exit(spec, argc, argv);
-    if (args.operands().size() != 1)
-        die(usage_error(args.operands().empty()
-                            ? "give the hook's number: sion-hooks remove N"
-                            : "unexpected operand '" + args.operands()[1] + "'"));
+    check_operands(args, 1, 1, "give the hook's number: sion-hooks remove N");
     size_t number = parse_number(args.operands()[0]);
     std::string path = hooks_file_or_die(false);
     std::vector<Hook> hooks = or_die(load_hooks(path));

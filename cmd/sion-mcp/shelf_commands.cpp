@@ -34,11 +34,6 @@ const char* name_operand(const Args& args, const char* usage) {
     return args.operands()[0].c_str();
 }
 
-void no_more_operands(const Args& args, size_t wanted) {
-    if (args.operands().size() > wanted)
-        die(usage_error("unexpected operand '" + args.operands()[wanted] + "'"));
-}
-
 // The server and its tools as the server gives them now.
 struct Looked {
     mcpd::Connected connected;
@@ -303,7 +298,7 @@ int list_command(int argc, const char* const* argv) {
                            "Show the servers on the shelf, how each runs, and its pinned tools.",
                            {}};
     Args args = parse_args_or_exit(spec, argc, argv);
-    no_more_operands(args, 0);
+    check_operands(args, 0, 0);
     Db db = or_die(open_state(or_die(prepare_home())));
     mcpd::Shelf shelf(db);
     bool first = true;
@@ -337,7 +332,7 @@ int review_command(int argc, const char* const* argv) {
     };
     Args args = parse_args_or_exit(spec, argc, argv);
     const char* name = name_operand(args, "sion-mcp review NAME [--accept]");
-    no_more_operands(args, 1);
+    check_operands(args, 1, 1);
     Db db = or_die(open_state(or_die(prepare_home())));
     mcpd::Shelf shelf(db);
     mcpd::ShelfEntry entry = or_die(shelf.get(name));
@@ -404,7 +399,7 @@ int login_command(int argc, const char* const* argv) {
     };
     Args args = parse_args_or_exit(spec, argc, argv);
     const char* name = name_operand(args, "sion-mcp login NAME");
-    no_more_operands(args, 1);
+    check_operands(args, 1, 1);
     mcpd::ShelfEntry entry = http_entry(name);
     if (auto scope = args.value("scope"))
         entry.config.auth.scope = entry.config.auth.scope.empty()
@@ -424,7 +419,7 @@ int logout_command(int argc, const char* const* argv) {
     };
     Args args = parse_args_or_exit(spec, argc, argv);
     const char* name = name_operand(args, "sion-mcp logout NAME");
-    no_more_operands(args, 1);
+    check_operands(args, 1, 1);
     (void)http_entry(name);
     or_die(mcpd::log_out(name, 1));
     return 0;
@@ -440,7 +435,7 @@ int remove_command(int argc, const char* const* argv) {
     };
     Args args = parse_args_or_exit(spec, argc, argv);
     const char* name = name_operand(args, "sion-mcp remove NAME");
-    no_more_operands(args, 1);
+    check_operands(args, 1, 1);
     std::string home = or_die(prepare_home());
     Db db = or_die(open_state(home));
     mcpd::Shelf shelf(db);
@@ -510,7 +505,7 @@ int sampling_command(int argc, const char* const* argv) {
     };
     Args args = parse_args_or_exit(spec, argc, argv);
     const char* name = name_operand(args, "sion-mcp sampling NAME [options]");
-    no_more_operands(args, 1);
+    check_operands(args, 1, 1);
     auto count = [&](const char* option, int fallback) {
         auto v = args.value(option);
         if (!v)

@@ -32,10 +32,7 @@ int create_command(int argc, const char* const* argv) {
         },
     };
     Args args = parse_args_or_exit(spec, argc, argv);
-    if (args.operands().size() != 1)
-        die(usage_error(args.operands().empty()
-                            ? "give a profile: sion-run create PROFILE"
-                            : "unexpected operand '" + args.operands()[1] + "'"));
+    check_operands(args, 1, 1, "give a profile: sion-run create PROFILE");
     const std::string& name = args.operands()[0];
     or_die(check_profile_name(name));
     std::optional<int> autonomy;
@@ -62,8 +59,7 @@ int list_command(int argc, const char* const* argv) {
         {},
     };
     Args args = parse_args_or_exit(spec, argc, argv);
-    if (args.operands().size() > 1)
-        die(usage_error("unexpected operand '" + args.operands()[1] + "'"));
+    check_operands(args, 0, 1);
     std::optional<std::string_view> profile;
     if (!args.operands().empty()) {
         or_die(check_profile_name(args.operands()[0]));

@@ -168,8 +168,7 @@ int chatgpt_command(int argc, const char* const* argv) {
     const std::string& what = ops[0];
     if (what != "login" && what != "status" && what != "models" && what != "logout")
         die(usage_error("unknown command '" + what + "': give login, status, models or logout"));
-    if (ops.size() > 1)
-        die(usage_error("unexpected operand '" + ops[1] + "'"));
+    check_operands(args, 1, 1);
     std::string home = or_die(prepare_home());
     if (what == "login")
         return login(home);

@@ -124,8 +124,7 @@ int setup_command(int argc, const char* const* argv) {
         {},
     };
     Args args = parse_args_or_exit(spec, argc, argv);
-    if (!args.operands().empty())
-        die(usage_error("unexpected operand '" + args.operands()[0] + "'"));
+    check_operands(args, 0, 0);
     std::string home = or_die(prepare_home());
     secrets::Store store = or_die(secrets::Store::open(home, true));
     std::vector<std::string> kept_before = or_die(store.names());
@@ -176,10 +175,8 @@ int credential_command(int argc, const char* const* argv) {
     size_t want = what == "list" ? 1 : 2;
     if (what != "add" && what != "list" && what != "remove")
         die(usage_error("unknown command '" + what + "': give add, list or remove"));
-    if (ops.size() < want)
-        die(usage_error("give the credential's name: sion-run credential " + what + " NAME"));
-    if (ops.size() > want)
-        die(usage_error("unexpected operand '" + ops[want] + "'"));
+    check_operands(args, want, want,
+                   "give the credential's name: sion-run credential " + what + " NAME");
     std::string home = or_die(prepare_home());
     if (what == "list") {
         secrets::Store store = or_die(secrets::Store::open(home, false));

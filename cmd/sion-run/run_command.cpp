@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
@@ -151,10 +152,8 @@ int run_command(int argc, const char* const* argv) {
     };
     Args args = parse_args_or_exit(spec, argc, argv);
     auto given_prompt = args.value("prompt");
-    if (args.operands().size() < 2 || (args.operands().size() > 2 && !given_prompt))
-        die(usage_error(args.operands().size() < 2
-                            ? "give a profile and an agent: sion-run run PROFILE AGENT --task TEXT"
-                            : "unexpected operand '" + args.operands()[2] + "'"));
+    check_operands(args, 2, given_prompt ? SIZE_MAX : 2,
+                   "give a profile and an agent: sion-run run PROFILE AGENT --task TEXT");
     auto task = args.value("task");
     if (task && given_prompt)
         die(usage_error("give the task with --task or --prompt, not both"));

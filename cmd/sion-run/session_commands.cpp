@@ -47,8 +47,7 @@ int sessions_command(int argc, const char* const* argv) {
         {},
     };
     Args args = parse_args_or_exit(spec, argc, argv);
-    if (args.operands().size() > 1)
-        die(usage_error("unexpected operand '" + args.operands()[1] + "'"));
+    check_operands(args, 0, 1);
     std::string home = or_die(prepare_home());
     Db db = or_die(open_state(home));
     std::optional<std::string> agent;
@@ -74,10 +73,7 @@ int show_command(int argc, const char* const* argv) {
         {{"json", 0, nullptr, "print one JSON event a line instead of the transcript"}},
     };
     Args args = parse_args_or_exit(spec, argc, argv);
-    if (args.operands().size() != 1)
-        die(usage_error(args.operands().empty()
-                            ? "give a session: sion-run show SESSION"
-                            : "unexpected operand '" + args.operands()[1] + "'"));
+    check_operands(args, 1, 1, "give a session: sion-run show SESSION");
     std::string home = or_die(prepare_home());
     Db db = or_die(open_state(home));
     SessionRow row = or_die(find_session(db, args.operands()[0]));

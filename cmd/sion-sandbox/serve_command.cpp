@@ -19,8 +19,7 @@ int serve_command(int argc, const char* const* argv) {
         sandbox_options(false),
     };
     Args args = parse_args_or_exit(spec, argc, argv);
-    if (!args.operands().empty())
-        die(usage_error("unexpected operand '" + args.operands().front() + "'"));
+    check_operands(args, 0, 0);
     auto config = sandboxd::config_from_args(args);
     if (!config)
         die(config.error());

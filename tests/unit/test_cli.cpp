@@ -2,7 +2,11 @@
 // Option parsing shared by every program: GNU long and short options, operands, usage errors.
 #include "lib/cli.hpp"
 
+#include "lib/log.hpp"
+
 #include <gtest/gtest.h>
+
+#include <cstdint>
 
 namespace sion {
 namespace {
@@ -143,6 +147,21 @@ TEST(Cli, NumbersAreDigitsAloneWithinTheirBounds) {
         EXPECT_FALSE(parse_number(bad, 0, INT64_MAX)) << bad;
     EXPECT_FALSE(parse_number("0", 1, 10));
     EXPECT_FALSE(parse_number("11", 1, 10));
+}
+
+// Too few operands say what to give; too many name the first one too many; each exits 64.
+TEST(Cli, OperandsAreCountedOnceParsed) {
+    set_program_name("prog");
+    auto a = parse({"one", "two", "three"});
+    ASSERT_TRUE(a) << a.error().message();
+    check_operands(*a, 3, 3, "unused"); // returns
+    check_operands(*a, 0, SIZE_MAX);
+    EXPECT_EXIT(check_operands(*a, 4, 5, "give four files"), testing::ExitedWithCode(64),
+                "^prog: give four files\n$");
+    EXPECT_EXIT(check_operands(*a, 1, 1), testing::ExitedWithCode(64),
+                "^prog: unexpected operand 'two'\n$");
+    EXPECT_EXIT(check_operands(*a, 0, 0), testing::ExitedWithCode(64),
+                "^prog: unexpected operand 'one'\n$");
 }
 
 } // namespace
