@@ -8,9 +8,13 @@
 #include "lib/proxy.hpp"
 
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
+#include <cstdlib>
 
 namespace sion {
 
@@ -193,15 +197,36 @@ private:
     CURLcode m_result = CURLE_OK;
 };
 
-void set_safety(Options& o, const HttpRequest& request, const std::string& proxy) {
+// The CA bundle SSL_CERT_FILE names (a private CA, a proxy that inspects TLS) when the request or
+// its proxy speaks TLS; "" for curl's own, the system's.
+Result<std::string> ca_bundle_for(std::string_view url, std::string_view proxy) {
+    auto tls = [](std::string_view u) { return iequals(u.substr(0, 6), "https:"); };
+    if (!tls(url) && !tls(proxy))
+        return std::string();
+    const char* file = std::getenv("SSL_CERT_FILE"); // NOLINT(concurrency-mt-unsafe): read only
+    if (file == nullptr || *file == '\0')
+        return std::string();
+    struct stat st {};
+    if (::stat(file, &st) != 0 || ::access(file, R_OK) != 0)
+        return sys_error(Exit::config, errno, "SSL_CERT_FILE '%s' cannot be read", file);
+    if (!S_ISREG(st.st_mode))
+        return make_error(Exit::config, "SSL_CERT_FILE '%s' is not a file", file);
+    return std::string(file);
+}
+
+void set_safety(Options& o, const std::string& ca_bundle, const std::string& proxy) {
     o.set(CURLOPT_NOSIGNAL, 1L);
     o.set(CURLOPT_PROTOCOLS_STR, "http,https");
     o.set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
     o.set(CURLOPT_FOLLOWLOCATION, 0L);
     o.set(CURLOPT_SSL_VERIFYPEER, 1L);
     o.set(CURLOPT_SSL_VERIFYHOST, 2L);
-    if (!request.ca_bundle.empty())
-        o.set(CURLOPT_CAINFO, request.ca_bundle.c_str());
+    o.set(CURLOPT_PROXY_SSL_VERIFYPEER, 1L);
+    o.set(CURLOPT_PROXY_SSL_VERIFYHOST, 2L);
+    if (!ca_bundle.empty()) {
+        o.set(CURLOPT_CAINFO, ca_bundle.c_str());
+        o.set(CURLOPT_PROXY_CAINFO, ca_bundle.c_str());
+    }
     // An empty proxy turns off curl's reading of http_proxy and friends.
     o.set(CURLOPT_PROXY, proxy.c_str());
     o.set(CURLOPT_SUPPRESS_CONNECT_HEADERS, 1L);
@@ -338,9 +363,10 @@ Status HttpTransfer::configure(CURL* easy) {
         return make_error(Exit::data, "bad HTTP method '%s'", m_request.method.c_str());
     SION_TRY(m_headers, build_headers(m_request));
     SION_TRY(std::string proxy, proxy_of(m_request));
+    SION_TRY(std::string ca_bundle, ca_bundle_for(m_request.url, proxy));
     SION_CHECK(pin_reach(m_request, proxy, m_pins, m_checked));
     Options options(easy);
-    set_safety(options, m_request, proxy);
+    set_safety(options, ca_bundle, proxy);
     if (m_pins.get() != nullptr)
         options.set(CURLOPT_RESOLVE, m_pins.get());
     set_request(options, m_request, m_headers);

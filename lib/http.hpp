@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 // HTTP/1.1 and HTTPS requests over libcurl, with safe defaults and streamed bodies for SSE.
 //
-// Defaults: TLS peers are always verified (only the CA bundle can be changed); redirects are never
+// Defaults: TLS peers are always verified, against the CA bundle SSL_CERT_FILE names, as OpenSSL's
+// own programs read it, else the system's (Exit::config when it names no file that can be read;
+// an https proxy is checked against the same bundle); redirects are never
 // followed (a 3xx comes back as a Response, Location included); only http and https URLs are
 // accepted; no proxy is used unless the request names one or asks for the environment's
 // (environment_proxy: lib/proxy.hpp says which, curl's own reading of http_proxy and friends is
@@ -80,8 +82,6 @@ struct HttpRequest {
     std::chrono::milliseconds connect_timeout{10000};
     // Body bytes received, gathered or streamed; more is an error (Exit::data).
     size_t max_response_size = size_t{16} << 20;
-    // Verify TLS peers against this PEM bundle instead of the system's CAs (a private CA).
-    std::string ca_bundle;
     // A proxy URL ("http://proxy:3128"); empty for none, even when http_proxy is set.
     std::string proxy;
     // With no `proxy`: through the proxy the environment names for `url`, if it names one

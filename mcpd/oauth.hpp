@@ -128,8 +128,6 @@ struct Discovery {
 struct Settings {
     // Each request to a metadata, registration, token or revocation endpoint.
     std::chrono::milliseconds timeout{30000};
-    // Verify TLS peers against this PEM bundle instead of the system's (tests, private CAs).
-    std::string ca_bundle;
 };
 
 // Finds the authorization server of the MCP server at `server_url`: its protected resource

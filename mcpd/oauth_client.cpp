@@ -63,7 +63,6 @@ Result<ClientRecord> register_client(const Discovery& discovery, const ClientSet
     request.method = "POST";
     request.url = m.registration_endpoint;
     request.timeout = settings.timeout;
-    request.ca_bundle = settings.ca_bundle;
     request.max_response_size = size_t{1} << 20;
     request.headers.add("Content-Type", "application/json");
     request.headers.add("Accept", "application/json");

@@ -69,7 +69,6 @@ Result<std::string> HeadlessConsent::wait(const std::string& authorization_url) 
     HttpRequest request;
     request.url = authorization_url;
     request.timeout = m_settings.timeout;
-    request.ca_bundle = m_settings.ca_bundle;
     request.max_response_size = size_t{1} << 20;
     SION_TRY(HttpResponse response, http_send(request));
     auto location = response.headers.get("Location");

@@ -46,7 +46,6 @@ Result<Challenge> probe(const std::string& server_url, const Settings& settings)
         request.method = method;
         request.url = server_url;
         request.timeout = settings.timeout;
-        request.ca_bundle = settings.ca_bundle;
         request.headers.add("Accept", "application/json, text/event-stream");
         if (request.method == "POST") {
             request.headers.add("Content-Type", "application/json");
@@ -366,7 +365,6 @@ Status revoke_tokens(const ServerAuth& auth, const std::string& secret, const Se
         request.url = auth.revocation_endpoint;
         request.reach = reach;
         request.timeout = settings.timeout;
-        request.ca_bundle = settings.ca_bundle;
         authenticate(auth.auth_method, auth.client_id, secret, form, request.headers);
         request.headers.add("Content-Type", "application/x-www-form-urlencoded");
         request.body = form_encode(form);

@@ -26,7 +26,6 @@ HttpRequest request_for(const std::string& url, const Settings& settings) {
     r.timeout = settings.timeout;
     r.connect_timeout = std::min(settings.timeout, std::chrono::milliseconds(10000));
     r.max_response_size = size_t{1} << 20;
-    r.ca_bundle = settings.ca_bundle;
     r.headers.add("Accept", "application/json");
     return r;
 }

@@ -325,7 +325,8 @@ Result<WireReply> Wire::send(const WireRequest& request) {
         return Error(stopped->exit(), redacted(stopped->message(), secrets));
     }
     if (!sent) {
-        // A malformed proxy variable (Exit::config) fails every model alike: no other may answer.
+        // A malformed proxy variable or an SSL_CERT_FILE that cannot be read (Exit::config) fails
+        // every model alike: no other may answer.
         Exit exit = sent.error().exit();
         if (exit != Exit::software && exit != Exit::config)
             exit = Exit::unavailable;

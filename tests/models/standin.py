@@ -11,7 +11,7 @@ for is logged as {"unanswered": path} and gets HTTP 500. Each entry's "kept_star
 the request's text starts byte for byte as the one before it did, up to that one's last turn
 (kept_start(): what a provider's prompt cache needs); null for the first. "members" lists the
 body's members in the order they were sent (the log's "body" has its keys sorted). It stops on
-SIGTERM or after --lifetime seconds, whichever is first. picture_fault() and data_url_fault() check
+SIGTERM or after --lifetime seconds, whichever is first. With --tls it speaks HTTPS. picture_fault() and data_url_fault() check
 a picture as the providers take it: of a type they share, in base64, its bytes of that type.
 
 Failure replies any stand-in understands:
@@ -26,6 +26,7 @@ import json
 import os
 import re
 import signal
+import ssl
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -158,6 +159,7 @@ def serve(standin_class, description):
     parser.add_argument("--log", required=True)
     parser.add_argument("--keys", default="", help="comma-separated keys it takes; any when empty")
     parser.add_argument("--lifetime", type=float, default=300)
+    parser.add_argument("--tls", help="a PEM file with its certificate and key: speak HTTPS")
     standin_class.add_arguments(parser)
     args = parser.parse_args()
     standin = standin_class(args)
@@ -190,6 +192,13 @@ def serve(standin_class, description):
 
     server = Server(("127.0.0.1", 0), Handler)
     standin.url = "http://127.0.0.1:%d" % server.server_address[1]
+    if args.tls:
+        # The handshake is made as a connection is taken: one the client breaks off (a certificate
+        # it does not trust) ends there, logged as nothing.
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(args.tls)
+        server.socket = context.wrap_socket(server.socket, server_side=True)
+        standin.url = "https://localhost:%d" % server.server_address[1]
     tmp = args.port_file + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:
         f.write(str(server.server_address[1]))
