@@ -120,3 +120,23 @@ need_docker() {
     eval "$(cat "$scratch/docker.env")"
     : "${DOCKER_HOST:?}" "${SION_TEST_IMAGE:?}" "${SION_TEST_REGISTRY:?}"
 }
+
+# tls_authority DIR: a certificate authority made here, DIR/ca.pem (and its key), for the suites'
+# TLS servers. tls_certificate DIR NAME SAN: DIR/NAME.pem, a certificate it signs for SAN
+# ("DNS:localhost,IP:127.0.0.1") followed by its key, as Python's ssl takes them. (openssl)
+tls_authority() {
+    command -v openssl >/dev/null || skip "openssl is not installed (Debian package openssl)"
+    mkdir -p "$1"
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+        -subj '/CN=sion test CA' -keyout "$1/ca.key" -out "$1/ca.pem" 2>"$1/err" &&
+        ok || fail "openssl could not make the CA: $(cat "$1/err")"
+}
+tls_certificate() {
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "/CN=$2" \
+        -keyout "$1/$2.key" -out "$1/$2.csr" 2>"$1/err" &&
+        openssl x509 -req -in "$1/$2.csr" -CA "$1/ca.pem" -CAkey "$1/ca.key" -CAcreateserial \
+            -days 2 -out "$1/$2.crt" \
+            -extfile <(printf 'subjectAltName=%s\nbasicConstraints=CA:FALSE\n' "$3") 2>>"$1/err" &&
+        cat "$1/$2.crt" "$1/$2.key" >"$1/$2.pem" && ok ||
+        fail "openssl could not make the certificate of $2: $(cat "$1/err")"
+}

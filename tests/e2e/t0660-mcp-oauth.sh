@@ -8,7 +8,9 @@
 # the same way; `logout` revoking, after which a session is not offered the server and says how to
 # log in; `login` again. Then what must not happen: no token in the shelf, the transcript or any
 # log; a tampered mcp-auth.bin is a clear error and the server is not offered; a refresh token
-# renews a lapsed access token without anyone; the SDK's own OAuth example server is logged in to.
+# renews a lapsed access token without anyone; the SDK's own OAuth example server is logged in to;
+# the notes server over TLS, refused with a CA the machine does not know and used through
+# SSL_CERT_FILE.
 . "$(dirname "$0")/lib.sh"
 
 fixtures="$SION_SOURCE_DIR/tests/fixtures/mcp"
@@ -37,17 +39,21 @@ start_notes() {
     return 1
 }
 
-# browse OUT: the scripted browser. Waits for the authorization URL in OUT and follows it, with its
-# redirect back to the callback on 127.0.0.1.
+# browse OUT: the scripted browser. Waits for the authorization URL of the authorization server at
+# $issuer (a pattern) in OUT and follows it, with its redirect back to the callback on 127.0.0.1;
+# it trusts the authorities of $browser_ca when that is set.
+issuer='http://127\.0\.0\.1:[0-9]*'
+browser_ca=
 browse() {
     local url=
     for _ in $(seq 300); do
-        url=$(grep -m 1 '^http://127\.0\.0\.1:[0-9]*/authorize?' "$1" 2>/dev/null)
+        url=$(grep -m 1 "^$issuer/authorize?" "$1" 2>/dev/null)
         [ -n "$url" ] && break
         sleep 0.1
     done
     [ -n "$url" ] || { fail "no authorization URL came: $(cat "$1")"; return 1; }
-    curl -s -o /dev/null -L --max-redirs 2 --max-time 20 "$url" || fail "the browser could not follow $url"
+    curl -s -o /dev/null -L --max-redirs 2 --max-time 20 ${browser_ca:+--cacert "$browser_ca"} "$url" ||
+        fail "the browser could not follow $url"
 }
 
 # login_run OUT CMD…: CMD with its stdin held open (a person who pastes nothing), the browser
@@ -255,16 +261,7 @@ for _ in $(seq 300); do
     curl -s -o /dev/null "http://localhost:$auth_port/.well-known/oauth-authorization-server" && break
     sleep 0.1
 done
-browse() { # the SDK's authorization server names itself localhost
-    local url=
-    for _ in $(seq 300); do
-        url=$(grep -m 1 "^http://localhost:$auth_port/authorize?" "$1" 2>/dev/null)
-        [ -n "$url" ] && break
-        sleep 0.1
-    done
-    [ -n "$url" ] || { fail "no authorization URL came: $(cat "$1")"; return 1; }
-    curl -s -o /dev/null -L --max-redirs 2 --max-time 20 "$url" || fail "the browser could not follow $url"
-}
+issuer="http://localhost:$auth_port" # the SDK's authorization server names itself localhost
 login_run sdk.out sion agent mcp add sdk --url "http://localhost:$mcp_port/mcp" --no-browser
 [ "$status" -eq 0 ] && ok || fail "add sdk exited $status: $(cat sdk.out.err)"
 expect_grep "^authorized sdk at http://localhost:$auth_port/ for mcp:tools, until its token expires \(no refresh token: log in again then\)\$" sdk.out
@@ -275,5 +272,36 @@ cat >greet.json <<'JSON'
 JSON
 expect_exit 0 sion agent run coder "$agent" --task 'Greet.' --model script:greet.json --mcp sdk --autonomy L5
 expect_grep '^← Hello, sion!$' "$scratch/out"
+
+# -- over TLS, with a private authority: SSL_CERT_FILE -------------------------------------------
+# The notes server speaks HTTPS with a certificate of a CA made here. Unknown to the machine, it is
+# refused before anything is sent and nothing goes on the shelf; with SSL_CERT_FILE naming the CA,
+# discovery, registration, the token and the session's calls all go over TLS.
+tls_authority "$scratch/tls"
+tls_certificate "$scratch/tls" localhost DNS:localhost,IP:127.0.0.1
+start_notes secure --tls "$scratch/tls/localhost.pem" || exit 1
+secure_port=$port
+printf 'rye bread' >secure/bakery.txt
+expect_exit 69 timeout 60 sion agent mcp add secure --url "https://localhost:$secure_port/mcp" --no-browser </dev/null &&
+    expect_grep "^sion-mcp: .*https://localhost:$secure_port/mcp.*(certificate|issuer)" "$scratch/err"
+[ ! -s secure.log ] && ok || fail "a request reached the server: $(cat secure.log)"
+expect_exit 0 sion agent mcp list
+grep -q '^secure:' "$scratch/out" && fail "secure went on the shelf" || ok
+issuer="https://localhost:$secure_port"
+browser_ca="$scratch/tls/ca.pem"
+export SSL_CERT_FILE="$scratch/tls/ca.pem"
+login_run secure.out sion agent mcp add secure --url "https://localhost:$secure_port/mcp" --no-browser
+[ "$status" -eq 0 ] && ok || fail "add secure exited $status: $(cat secure.out.err)"
+expect_grep "^authorized secure at https://localhost:$secure_port for notes:read, renewed without you while its refresh token lasts\$" secure.out
+cat >bakery.json <<'JSON'
+{"turns": [{"calls": [{"tool": "secure_read_note", "input": {"name": "bakery"}}]}, {"text": "Rye bread."}]}
+JSON
+expect_exit 0 sion agent run coder "$agent" --task 'What do I need from the bakery?' \
+    --model script:bakery.json --mcp secure --autonomy L3
+expect_grep '^← rye bread$' "$scratch/out"
+paths_of() { python3 -c 'import json, sys; print(" ".join(sorted({json.loads(l)["path"] for l in open(sys.argv[1])})))' "$1"; }
+[ "$(paths_of secure.log)" = "/.well-known/oauth-authorization-server /.well-known/oauth-protected-resource/mcp /authorize /mcp /register /token" ] &&
+    ok || fail "the requests over TLS were $(paths_of secure.log)"
+unset SSL_CERT_FILE
 
 done_testing

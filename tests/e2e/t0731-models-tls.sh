@@ -8,10 +8,9 @@
 # plain http request does not read it.
 . "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || skip "python3 is not installed"
-command -v openssl >/dev/null || skip "openssl is not installed (Debian package openssl)"
 . "$SION_SOURCE_DIR/tests/models/standin.sh"
 
-mkdir -p "$scratch/scripts" "$scratch/tls"
+mkdir -p "$scratch/scripts"
 cd "$scratch" || exit 1
 unset ANTHROPIC_API_KEY ANTHROPIC_BASE_URL OPENAI_API_KEY OPENAI_BASE_URL SSL_CERT_FILE SION_MODEL_TIMEOUT
 agent=$(sion agent create coder) || exit 1
@@ -20,20 +19,9 @@ printf '%s\n' '[{"text": "Hello over TLS."}]' >"$scratch/scripts/hello.json"
 
 # A CA, and two certificates it signs: one for localhost, one for another name.
 tls="$scratch/tls"
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
-    -subj '/CN=sion test CA' -keyout "$tls/ca.key" -out "$tls/ca.pem" 2>"$tls/err" &&
-    ok || fail "openssl could not make the CA: $(cat "$tls/err")"
-certificate() { # certificate NAME SAN: NAME.pem, the certificate and its key in one file
-    openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "/CN=$1" \
-        -keyout "$tls/$1.key" -out "$tls/$1.csr" 2>"$tls/err" &&
-        openssl x509 -req -in "$tls/$1.csr" -CA "$tls/ca.pem" -CAkey "$tls/ca.key" \
-            -CAcreateserial -days 2 -out "$tls/$1.crt" \
-            -extfile <(printf 'subjectAltName=%s\nbasicConstraints=CA:FALSE\n' "$2") 2>>"$tls/err" &&
-        cat "$tls/$1.crt" "$tls/$1.key" >"$tls/$1.pem" && ok ||
-        fail "openssl could not make the certificate of $1: $(cat "$tls/err")"
-}
-certificate localhost DNS:localhost,IP:127.0.0.1
-certificate other.test DNS:other.test
+tls_authority "$tls"
+tls_certificate "$tls" localhost DNS:localhost,IP:127.0.0.1
+tls_certificate "$tls" other.test DNS:other.test
 
 start_standin s anthropic_server "$scratch/scripts/hello.json" --tls "$tls/localhost.pem"
 s_url="https://localhost:${s_url##*:}"
