@@ -6,7 +6,9 @@
 # wall time and peak RSS of N runs (RSS as GNU time reports it from wait4: the largest of sion-run and
 # the processes it waited for, sion-sandbox among them; measured through time(1) because a process
 # spawned by this Python starts with Python's peak as its own), beside the parts a session cannot do
-# without: starting sion-run to print its help, and one `sion-sandbox exec -- /bin/true`.
+# without: starting sion-run to print its help, and one `sion-sandbox exec -- /bin/true`; and a
+# fork+exec of /bin/true, the pace of the machine at that moment, so that a slow run of a shared
+# machine is told from a slow sion.
 #
 #   tests/bench/session.py [--bin DIR] [--runs N]      (DIR: where sion-run is; default: PATH)
 import argparse
@@ -66,7 +68,7 @@ def main():
         with open(script, "w") as f:
             json.dump(SCRIPT, f)
         env = dict(os.environ, SION_EXEC_PATH=os.path.dirname(run))
-        walls, rss, helps, trues = [], [], [], []
+        walls, rss, helps, trues, forks = [], [], [], [], []
         for i in range(args.runs):
             home = os.path.join(top, f"h{i}")
             work = os.path.join(home, "work")
@@ -81,6 +83,7 @@ def main():
             helps.append(timed([run, "--help"], env_i))
             trues.append(timed([sandbox, "exec", "--workspace", work, "--home",
                                 os.path.join(home, ".sion"), "--", "/bin/true"], env_i))
+            forks.append(timed(["/bin/true"], env_i))
     ms = lambda s: statistics.median(s) * 1000
     print(f"median of {args.runs} runs")
     print(f"  scripted session, 3 calls (write_file, shell, read_file)   {ms(walls):7.2f} ms   "
@@ -89,6 +92,8 @@ def main():
           f"({statistics.median(rss) / 1024 / 10:.2f}x the 10 MiB budget)")
     print(f"  sion-run --help                                            {ms(helps):7.2f} ms")
     print(f"  sion-sandbox exec -- /bin/true (a sandbox's start)          {ms(trues):7.2f} ms")
+    print(f"  fork+exec of /bin/true (the machine's pace)                 {ms(forks):7.2f} ms   "
+          f"(the session is {ms(walls) / ms(forks):.0f} of them)")
 
 
 if __name__ == "__main__":
