@@ -75,12 +75,11 @@ Result<Request> read_request(const Args& args, const Config& config) {
 
 int print_text(const ExecResult& result, std::chrono::milliseconds limit) {
     Status out = write_all(STDOUT_FILENO, result.stdout_text);
+    Status err = write_all(STDERR_FILENO, result.stderr_text);
     // How it ended is said on a line of its own, even after a process killed mid-line.
     const std::string& text = result.stderr_text;
-    const bool said = result.timed_out || result.signal.has_value();
-    Status err = write_all(STDERR_FILENO, said && !text.empty() && text.back() != '\n'
-                                              ? text + "\n"
-                                              : text);
+    if ((result.timed_out || result.signal) && !text.empty() && text.back() != '\n')
+        err = write_all(STDERR_FILENO, "\n");
     (void)err; // stderr failing is nothing we can report anywhere
     if (!out)
         die(Error(Exit::io, "write error: " + out.error().message()));
