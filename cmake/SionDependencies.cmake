@@ -37,6 +37,9 @@ sion_pkg(sqlite sqlite3 libsqlite3-dev)
 sion_pkg(archive libarchive libarchive-dev)
 # search_files' regular expressions: RE2 matches in time linear in the text, whatever the pattern.
 sion_pkg(re2 re2 libre2-dev)
+# The sandbox's seccomp filter, compiled when sion is built (sandboxd/generate/): not linked by any
+# program.
+sion_pkg(seccomp libseccomp libseccomp-dev)
 
 # Debian 12's mbedTLS 2.28 ships no pkg-config file: find its crypto library and headers directly.
 find_path(SION_MBEDTLS_INCLUDE mbedtls/gcm.h)

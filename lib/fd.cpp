@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -69,6 +70,16 @@ ssize_t write_without_sigpipe(int fd, const void* data, size_t size) {
     pthread_sigmask(SIG_SETMASK, &old, nullptr);
     errno = err;
     return n;
+}
+
+Result<Fd> memory_file(std::string_view text, const char* name) {
+    Fd fd(::memfd_create(name, MFD_CLOEXEC));
+    if (!fd)
+        return sys_error(Exit::os, errno, "cannot make a memory file for %s", name);
+    SION_CHECK(write_all(fd.get(), text));
+    if (::lseek(fd.get(), 0, SEEK_SET) != 0)
+        return sys_error(Exit::os, errno, "cannot rewind the memory file for %s", name);
+    return fd;
 }
 
 Result<std::string> read_all(int fd, size_t limit) {

@@ -52,6 +52,11 @@ struct Pipe {
 // Reads until end of file, at most `limit` bytes; more is an error (Exit::data).
 [[nodiscard]] Result<std::string> read_all(int fd, size_t limit);
 
+// A memory file (memfd_create, close-on-exec) holding `text`, read from its start: for a child that
+// reads a file at a path (/proc/self/fd/N) or a descriptor after it starts; a pipe would hold only
+// 64 KiB before it had a reader. `name` is for messages and /proc. Exit::os.
+[[nodiscard]] Result<Fd> memory_file(std::string_view text, const char* name);
+
 // Sets or clears O_NONBLOCK.
 [[nodiscard]] Status set_nonblocking(int fd, bool on);
 

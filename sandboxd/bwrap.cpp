@@ -5,13 +5,14 @@
 #include "sandboxd/capture.hpp"
 #include "sandboxd/init.hpp"
 #include "sandboxd/limits.hpp"
+#include "sandboxd/seccomp.hpp"
+#include "sandboxd/stage.hpp"
 
 #include "lib/json.hpp"
+#include "lib/log.hpp"
 
 #include <fcntl.h>
 #include <grp.h>
-#include <pwd.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -28,30 +29,11 @@ namespace {
 
 constexpr const char* k_self = "/proc/self/exe";
 
-Result<Fd> open_path(const std::string& path, int flags, const char* what) {
-    int fd = ::open(path.c_str(), O_PATH | O_CLOEXEC | flags);
-    if (fd < 0)
-        return sys_error(Exit::config, errno, "cannot open %s '%s'", what, path.c_str());
-    return Fd(fd);
-}
-
 // A pipe holding `text`, closed for writing: bwrap reads it to its end.
 Result<Fd> data_pipe(const std::string& text) {
     SION_TRY(Pipe pipe, Pipe::make());
     SION_CHECK(write_all(pipe.write.get(), text));
     return std::move(pipe.read);
-}
-
-// A memory file holding `text`, read from its start. Not a pipe: nothing reads before bwrap runs,
-// and a pipe holds only 64 KiB.
-Result<Fd> data_file(const std::string& text, const char* name) {
-    Fd fd(::memfd_create(name, MFD_CLOEXEC));
-    if (!fd)
-        return sys_error(Exit::os, errno, "cannot make a memory file for %s", name);
-    SION_CHECK(write_all(fd.get(), text));
-    if (::lseek(fd.get(), 0, SEEK_SET) != 0)
-        return sys_error(Exit::os, errno, "cannot rewind the memory file for %s", name);
-    return fd;
 }
 
 // Gives the child `fd` (kept in launch.fds) as the next free number; returns that number.
@@ -81,6 +63,8 @@ Result<std::string> own_path() {
 Result<Layout> open_layout(const Config& config, Launch& launch, int& next) {
     Layout fds;
     SION_TRY(fds.exe, own_path());
+    SION_TRY(Fd filter, memory_file(filter_program(), "the seccomp filter"));
+    fds.seccomp = give(launch, std::move(filter), next);
     SION_TRY(Fd passwd, data_pipe(passwd_text()));
     fds.passwd = give(launch, std::move(passwd), next);
     SION_TRY(Fd group, data_pipe(group_text()));
@@ -94,16 +78,41 @@ Result<Layout> open_layout(const Config& config, Launch& launch, int& next) {
     return fds;
 }
 
+// As root, what become stages (stage.hpp): become's options, with `fds` changed to bind the staged
+// paths instead of the sources.
+std::vector<std::string> staged_sources(const Config& config, Layout& fds) {
+    std::vector<std::string> sources;
+    auto restage = [&](const std::string& path) {
+        sources.push_back(path);
+        return staged_path(sources.size());
+    };
+    for (const std::string& dir : config.reads)
+        fds.reads.push_back(restage(dir));
+    fds.exe = restage(fds.exe);
+    if (!fds.proxy_socket.empty())
+        fds.proxy_socket = restage(fds.proxy_socket);
+    if (!config.channel.empty())
+        fds.channel = restage(config.channel);
+    fds.workspace = staged_path(0);
+    return stage_args(config.workspace, sources);
+}
+
 Status check_supported(const Config& config) {
     if (config.backend != BackendKind::bwrap)
         return make_error(Exit::software, "internal error: bwrap asked for a Docker sandbox");
     return {};
 }
 
-// Why bwrap made no sandbox, from what it wrote, with the fix when it is a known one.
+// Why bwrap made no sandbox, from what it wrote, with the fix when it is a known one. become's own
+// refusal (its line, "sion-sandbox: …", exit Exit::config for a workspace that cannot be idmapped)
+// is passed on as it said it.
 Error sandbox_failure(const Captured& c, const Launch& launch) {
     std::string_view err = c.err;
     std::string line(err.substr(0, err.find('\n')));
+    std::string own = std::string(program_name()) + ": ";
+    if (c.signal == 0 && line.compare(0, own.size(), own) == 0)
+        return Error(c.status == to_int(Exit::config) ? Exit::config : Exit::unavailable,
+                     line.substr(own.size()));
     if (line.empty())
         line = c.signal != 0 ? "bwrap was killed by signal " + std::to_string(c.signal)
                              : "bwrap exited with status " + std::to_string(c.status);
@@ -113,10 +122,9 @@ Error sandbox_failure(const Captured& c, const Launch& launch) {
         fix = " (unprivileged user namespaces are refused: allow them with sysctl "
               "kernel.unprivileged_userns_clone=1, or on Ubuntu kernel."
               "apparmor_restrict_unprivileged_userns=0)";
-    else if (launch.as_owner && line.find("Permission denied") != std::string::npos)
-        fix = " (bwrap runs as the workspace's owner, uid " + std::to_string(launch.uid) +
-              ", who must be able to reach the workspace, the --sandbox-read directories and this "
-              "program)";
+    else if (launch.staged && line.find("Permission denied") != std::string::npos)
+        fix = " (as root, bwrap runs as uid " + std::to_string(launch.uid) +
+              ", who must be able to read what the sandbox shows)";
     return make_error(Exit::unavailable, "cannot make the sandbox: %s%s", line.c_str(), fix.c_str());
 }
 
@@ -175,22 +183,10 @@ Result<std::string> find_bwrap() {
                       "cannot find bwrap: install bubblewrap (apt-get install bubblewrap)");
 }
 
-Result<BwrapUser> bwrap_user(const Config& config) {
-    BwrapUser user{::geteuid(), ::getegid(), false};
-    SION_TRY(Fd workspace, open_path(config.workspace, O_DIRECTORY, "the workspace"));
-    struct stat st {};
-    if (::fstat(workspace.get(), &st) != 0)
-        return sys_error(Exit::os, errno, "cannot inspect the workspace '%s'",
-                         config.workspace.c_str());
-    if (user.uid != 0 || st.st_uid == 0)
-        return user;
-    user = {st.st_uid, st.st_gid, true};
-    std::vector<char> buf(16384);
-    struct passwd entry {};
-    struct passwd* found = nullptr;
-    if (::getpwuid_r(st.st_uid, &entry, buf.data(), buf.size(), &found) == 0 && found != nullptr)
-        user.gid = found->pw_gid;
-    return user;
+BwrapUser bwrap_user() {
+    if (::geteuid() == 0)
+        return {k_host_id, k_host_id, true};
+    return {::geteuid(), ::getegid(), false};
 }
 
 Result<Launch> prepare_launch(const Config& config,
@@ -199,15 +195,15 @@ Result<Launch> prepare_launch(const Config& config,
     SION_CHECK(check_supported(config));
     SION_TRY(std::string bwrap, find_bwrap());
     Launch launch;
-    SION_TRY(BwrapUser user, bwrap_user(config));
-    launch.as_owner = user.as_owner;
+    BwrapUser user = bwrap_user();
+    launch.staged = user.staged;
     launch.uid = user.uid;
     launch.gid = user.gid;
     int next = k_status_fd;
     if (status_fd >= 0)
         launch.spec.extra_fds.push_back({status_fd, next++});
     if (!extra.empty()) {
-        SION_TRY(Fd env, data_file(env_block(extra), "the environment"));
+        SION_TRY(Fd env, memory_file(env_block(extra), "the environment"));
         launch.env_fd = give(launch, std::move(env), next);
     }
     SION_TRY(Layout fds, open_layout(config, launch, next));
@@ -216,10 +212,14 @@ Result<Launch> prepare_launch(const Config& config,
         if (auto cgroup = SandboxCgroup::make(*parent, config.limits.processes))
             launch.cgroup = std::move(*cgroup);
     }
-    if (launch.as_owner || launch.cgroup) {
+    if (launch.staged || launch.cgroup) {
         launch.spec.argv = {k_self, "become"};
         if (launch.cgroup)
             launch.spec.argv.insert(launch.spec.argv.end(), {"--cgroup", launch.cgroup->dir()});
+        if (launch.staged) {
+            std::vector<std::string> stage = staged_sources(config, fds);
+            launch.spec.argv.insert(launch.spec.argv.end(), stage.begin(), stage.end());
+        }
         launch.spec.argv.insert(launch.spec.argv.end(),
                                 {std::to_string(launch.uid), std::to_string(launch.gid), "--"});
     }

@@ -2,17 +2,16 @@
 // Starting bubblewrap: finding it, choosing who runs it, opening what the layout binds, and running
 // one command in a fresh sandbox (exec) or starting the warm sandbox's init (serve).
 //
-// Who runs bwrap: this process's user, except that root runs it as the workspace's owner (their
-// passwd entry's group, else the workspace's) when the workspace is not root's, so that the user
-// namespace maps 10001 to them and what a command writes in the workspace stays theirs. The switch
-// is made by this program itself, re-executed as `sion-sandbox become [--cgroup DIR] UID GID --
-// bwrap …`: it joins the sandbox's cgroup when there is one (cgroup.hpp), drops to the owner and
-// execs bwrap, so that every spawn still goes through lib/child.
+// Who runs bwrap: this process's user, except that root never does: it stages what the sandbox
+// binds and runs bwrap as k_host_id (stage.hpp), re-executed as `sion-sandbox become [--cgroup DIR]
+// [--workspace DIR --stage PATH…] UID GID -- bwrap …`, which joins the sandbox's cgroup when there
+// is one (cgroup.hpp), stages, drops to UID and GID and execs bwrap, so that every spawn still goes
+// through lib/child.
 //
-// What bwrap binds it finds by path, as the user it runs as: the workspace's owner must be able to
-// reach the workspace, the --sandbox-read directories and this program (bwrap 0.8 resolves even a
-// descriptor's path with realpath(3), so passing descriptors would not spare that). A refusal is
-// Exit::unavailable naming the owner.
+// What bwrap binds it finds by path, as the user it runs as: a user's bwrap must be able to reach
+// the workspace, the --sandbox-read directories and this program (bwrap 0.8 resolves even a
+// descriptor's path with realpath(3), so passing descriptors would not spare that); root's reaches
+// them staged.
 #pragma once
 
 #include "sandboxd/cgroup.hpp"
@@ -37,22 +36,20 @@ namespace sion::sandboxd {
 //   "cannot find bwrap: install bubblewrap (apt-get install bubblewrap)"
 [[nodiscard]] Result<std::string> find_bwrap();
 
-// Who runs bwrap: this process's user, or, when that is root and the workspace is not root's, the
-// workspace's owner (as_owner) with their passwd entry's group (else the workspace's).
+// Who runs bwrap: this process's user, or k_host_id with what it binds staged when that is root.
 struct BwrapUser {
     uid_t uid = 0;
     gid_t gid = 0;
-    bool as_owner = false;
+    bool staged = false;
 };
 
-// Exit::config when the workspace cannot be opened.
-[[nodiscard]] Result<BwrapUser> bwrap_user(const Config& config);
+[[nodiscard]] BwrapUser bwrap_user();
 
 // A bwrap start, prepared: the descriptors it is given stay open while this lives.
 struct Launch {
     ChildSpec spec;          // argv: [become …] bwrap <layout>; the caller appends "--" and init
     std::vector<Fd> fds;     // owned; spec.extra_fds borrows them
-    bool as_owner = false;   // bwrap runs as the workspace's owner, through `become`
+    bool staged = false;     // root's: bwrap runs as k_host_id, through `become`
     uid_t uid = 0;           // who runs bwrap
     gid_t gid = 0;
     int env_fd = -1;         // where init --exec reads the extra environment (--env-fd), or -1
@@ -72,8 +69,7 @@ inline constexpr int k_status_fd = 3;
 // fd k_status_fd in bwrap and init, unless it is -1. `proxy_socket`, when not empty, is bound at
 // k_proxy_inside. The sandbox gets a cgroup of its own with pids.max = config.limits.processes
 // where one can be made (find_pids_parent()); where none can, RLIMIT_NPROC alone bounds its
-// processes. Errors: Exit::unavailable (no bwrap; the Docker backend, which is not bwrap's),
-// Exit::config (the workspace), Exit::os.
+// processes. Errors: Exit::unavailable (no bwrap; the Docker backend, which is not bwrap's), Exit::os.
 [[nodiscard]] Result<Launch>
 prepare_launch(const Config& config,
                const std::vector<std::pair<std::string, std::string>>& extra, int status_fd,
@@ -93,13 +89,13 @@ prepare_launch(const Config& config,
 // Runs one command in a fresh sandbox (init --exec as its pid 1) within config's limits and the
 // request's timeout. `input`: bytes for the command's stdin, or nullopt to pass this process's.
 // The result's output is cut at config.limits.output. Errors: Exit::unavailable when bwrap is
-// missing or cannot make the sandbox (its message, and the fix when it is known), Exit::os and
-// Exit::io. Not for a declared network with hosts, which needs the warm sandbox's proxy (warm.hpp).
+// missing or cannot make the sandbox (its message, and the fix when it is known), Exit::config
+// when root's workspace cannot be idmapped (stage.hpp), Exit::os and Exit::io. Not for a declared network with hosts, which needs the warm sandbox's proxy (warm.hpp).
 [[nodiscard]] Result<ExecResult> exec_once(const Config& config, const ExecRequest& request,
                                            const std::optional<std::string>& input);
 
 // What `sion-sandbox become UID GID -- PROGRAM ARGS…` does once it joined the cgroup its --cgroup
-// names (join_cgroup()): unless UID and GID are the effective ones already, drops every
+// names (join_cgroup()) and staged what its --workspace and --stage name (stage()): unless UID and GID are the effective ones already, drops every
 // supplementary group and sets the group and user ids (real, effective, saved); then execs PROGRAM
 // (a path). Returns only on failure (Exit::os, Exit::no_perm).
 [[nodiscard]] Error become(uid_t uid, gid_t gid, const std::vector<std::string>& argv);

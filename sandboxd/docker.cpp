@@ -3,6 +3,8 @@
 // docker's own failures from the command's.
 #include "sandboxd/docker.hpp"
 
+#include "sandboxd/seccomp.hpp"
+
 #include "lib/child.hpp"
 #include "sandboxd/capture.hpp"
 
@@ -324,7 +326,7 @@ std::optional<std::string> docker_run_failure(const std::string& err) {
 }
 
 std::vector<std::string> docker_run_argv(const Config& config, const ExecRequest& request,
-                                         uid_t uid, gid_t gid, const std::string& container_name) {
+                                         const DockerRun& run) {
     const Limits& l = config.limits;
     std::string memory = std::to_string(l.memory);
     std::string cpu = std::to_string(l.cpu.count());
@@ -337,16 +339,18 @@ std::vector<std::string> docker_run_argv(const Config& config, const ExecRequest
     option("--pull", "never");
     option("--log-driver", "none"); // output goes through the attached streams only, never to disk
     option("--label", std::string(k_docker_label) + "=" + std::to_string(::getpid()));
-    option("--name", container_name);
-    option("--user", std::to_string(uid) + ":" + std::to_string(gid));
+    option("--name", run.name);
+    option("--user", std::to_string(run.uid) + ":" + std::to_string(run.gid));
     option("--cap-drop", "ALL");
     option("--security-opt", "no-new-privileges");
+    if (!run.seccomp.empty())
+        option("--security-opt", "seccomp=" + run.seccomp);
     option("--memory", memory);
     option("--memory-swap", memory);
     option("--pids-limit", std::to_string(k_docker_pids));
     option("--cpus", std::string(k_docker_cpus));
     option("--tmpfs", std::string(k_docker_tmpfs));
-    option("--mount", "type=bind," + csv_field("src=" + config.workspace) + ",dst=/workspace");
+    option("--mount", "type=bind," + csv_field("src=" + run.workspace) + ",dst=/workspace");
     if (!config.channel.empty())
         option("--mount", "type=bind," + csv_field("src=" + config.channel) + ",dst=" + k_channel_inside);
     option("--workdir", "/workspace");
@@ -363,6 +367,20 @@ std::vector<std::string> docker_run_argv(const Config& config, const ExecRequest
     else
         argv.insert(argv.end(), request.argv.begin(), request.argv.end());
     return argv;
+}
+
+Result<DockerLaunch> prepare_docker(const Config& config, const ExecRequest& request,
+                                    const std::string& name) {
+    DockerLaunch launch;
+    SION_TRY(DockerWorkspace workspace, DockerWorkspace::open(config));
+    SION_TRY(launch.profile, memory_file(docker_seccomp_profile(), "the seccomp profile"));
+    DockerRun run{workspace.uid, workspace.gid, workspace.source, name,
+                  "/proc/self/fd/" + std::to_string(k_docker_profile_fd)};
+    launch.workspace.emplace(std::move(workspace));
+    launch.spec.argv = docker_run_argv(config, request, run);
+    launch.spec.env = docker_run_env(request);
+    launch.spec.extra_fds.push_back({launch.profile.get(), k_docker_profile_fd});
+    return launch;
 }
 
 std::string docker_container_name() {
@@ -384,21 +402,11 @@ Result<ExecResult> docker_exec(const Config& config, const ExecRequest& request)
 Result<ExecResult> docker_exec(const Config& config, const ExecRequest& request,
                                const std::optional<std::string>& input) {
     SION_CHECK(check_request(config, request));
-
-    struct stat st {};
-
-    if (::stat(config.workspace.c_str(), &st) != 0)
-        return sys_error(Exit::no_input, errno, "cannot use the workspace '%s'",
-                         config.workspace.c_str());
-    if (!S_ISDIR(st.st_mode))
-        return make_error(Exit::no_input, "cannot use the workspace '%s': Not a directory",
-                          config.workspace.c_str());
-
     std::string name = docker_container_name();
     milliseconds limit = time_limit(config, request);
+    SION_TRY(DockerLaunch launch, prepare_docker(config, request, name));
     CaptureSpec spec;
-    spec.child.argv = docker_run_argv(config, request, st.st_uid, st.st_gid, name);
-    spec.child.env = docker_run_env(request);
+    spec.child = launch.spec;
     spec.child.in = input ? Stdio::null() : Stdio::inherit();
     // The limit is the watchdog's; this one is for a docker command that hangs after it.
     spec.child.time_limit = limit + k_docker_grace;

@@ -5,8 +5,10 @@
 // - What a command gets (seed "A shell in a sandbox", the Docker column): the image's programs,
 //   read-only (`--read-only`); the workspace at /workspace, its working directory; a private /tmp
 //   of 256 MiB; HOME=/workspace; the workspace's owner as its user (uid and gid of the workspace
-//   directory outside), no capabilities, no new privileges, a small init as pid 1 (`--init`, which
-//   reaps and lets signals work); the network Config says, `none` or a network the user set up by
+//   directory outside; never root: docker_workspace.hpp), no capabilities, no new privileges, a
+//   small init as pid 1 (`--init`, which
+//   reaps and lets signals work), and the seccomp filter (seccomp.hpp) in place of the engine's
+//   default profile; the network Config says, `none` or a network the user set up by
 //   name (parse_network refuses Docker's own `bridge` and `host`); Limits::memory of memory and no
 //   swap, 256 processes, 2 CPUs, Limits::cpu CPU seconds and Limits::file_size bytes a file a
 //   process; Limits::timeout of wall-clock time (less if the request asks), and Limits::output
@@ -29,8 +31,11 @@
 //   once; each runs the `docker` command and waits for it.
 #pragma once
 
+#include "lib/child.hpp"
+#include "lib/fd.hpp"
 #include "lib/result.hpp"
 #include "sandboxd/config.hpp"
+#include "sandboxd/docker_workspace.hpp"
 #include "sandboxd/exec.hpp"
 
 #include <sys/types.h>
@@ -50,16 +55,37 @@ inline constexpr int k_docker_pids = 256;
 inline constexpr std::string_view k_docker_cpus = "2";
 inline constexpr std::string_view k_docker_tmpfs = "/tmp:rw,exec,nosuid,nodev,size=256m,mode=1777";
 
-// The `docker run` command line that runs `request` as the seed says, as user uid:gid, in a
-// container named `container_name`: `docker run --rm -i --init --pull never ... --entrypoint ''
-// -- IMAGE /bin/sh -c COMMAND` (or `-- IMAGE ARGV...`). Everything after `--` is the command's, so
-// a command or an image that starts with "-" is never taken for an option. The request's env
-// entries follow HOME=/workspace as `--env NAME`, their values in docker_run_env(), but for the
-// names docker_reads_itself(), given as `--env NAME=value`. Checks nothing: docker_exec() does.
+// Who a container runs as, what it binds at /workspace, its name, and where docker reads the
+// seccomp profile (a path; none when empty).
+struct DockerRun {
+    uid_t uid = 0;
+    gid_t gid = 0;
+    std::string workspace;
+    std::string name;
+    std::string seccomp;
+};
+
+// The `docker run` command line that runs `request` as the seed says, as `run` says: `docker run
+// --rm -i --init --pull never ... --entrypoint '' -- IMAGE /bin/sh -c COMMAND` (or `-- IMAGE
+// ARGV...`). Everything after `--` is the command's, so a command or an image that starts with "-"
+// is never taken for an option. The request's env entries follow HOME=/workspace as `--env NAME`,
+// their values in docker_run_env(), but for the names docker_reads_itself(), given as `--env
+// NAME=value`. Checks nothing: docker_exec() does.
 [[nodiscard]] std::vector<std::string> docker_run_argv(const Config& config,
-                                                       const ExecRequest& request, uid_t uid,
-                                                       gid_t gid,
-                                                       const std::string& container_name);
+                                                       const ExecRequest& request,
+                                                       const DockerRun& run);
+
+// A `docker run` of `request` in a container named `name`, prepared: its command and environment,
+// and what must live while it runs (the workspace, the seccomp profile given to docker as
+// k_docker_profile_fd). Errors: DockerWorkspace::open()'s, Exit::os.
+struct DockerLaunch {
+    ChildSpec spec;
+    std::optional<DockerWorkspace> workspace;
+    Fd profile;
+};
+inline constexpr int k_docker_profile_fd = 3;
+[[nodiscard]] Result<DockerLaunch> prepare_docker(const Config& config, const ExecRequest& request,
+                                                  const std::string& name);
 
 // A container name no other call returns, in this process or another: "sion-<pid>-<n>-<8 hex>".
 [[nodiscard]] std::string docker_container_name();

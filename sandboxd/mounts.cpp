@@ -50,6 +50,11 @@ void add_namespaces(std::vector<std::string>& args, const Config& config) {
     add(args, {"--cap-drop", "ALL"});
 }
 
+// What of /proc a command may not change, and what it may not read.
+const std::vector<std::string> k_proc_read_only = {"/proc/sys", "/proc/sysrq-trigger", "/proc/irq",
+                                                   "/proc/bus"};
+const std::vector<std::string> k_proc_masked = {"/proc/kcore", "/proc/keys", "/proc/timer_list"};
+
 void add_system(std::vector<std::string>& args, const HostRoot& root) {
     add(args, {"--ro-bind", "/usr", "/usr"});
     for (const auto& [path, target] : root.entries) {
@@ -58,7 +63,12 @@ void add_system(std::vector<std::string>& args, const HostRoot& root) {
         else
             add(args, {"--symlink", target, path});
     }
-    add(args, {"--proc", "/proc", "--dev", "/dev"});
+    add(args, {"--proc", "/proc"});
+    for (const std::string& path : k_proc_read_only)
+        add(args, {"--ro-bind-try", path, path});
+    for (const std::string& path : root.proc_masked)
+        add(args, {"--ro-bind", "/dev/null", path});
+    add(args, {"--dev", "/dev"});
     add(args, {"--size", std::to_string(k_shm_size), "--tmpfs", "/dev/shm", "--remount-ro", "/dev"});
     add(args, {"--size", std::to_string(k_tmp_size), "--tmpfs", "/tmp"});
 }
@@ -126,6 +136,9 @@ HostRoot probe_host_root() {
                 root.entries.emplace_back(path, std::string(buf.data(), static_cast<size_t>(n)));
         }
     }
+    for (const std::string& path : k_proc_masked)
+        if (::access(path.c_str(), F_OK) == 0)
+            root.proc_masked.push_back(path);
     return root;
 }
 
@@ -135,16 +148,21 @@ std::vector<std::string> layout_args(const Config& config, const HostRoot& root,
     std::vector<std::string> args;
     add_namespaces(args, config);
     add_system(args, root);
-    for (const std::string& dir : config.reads)
-        add(args, {"--ro-bind", dir, dir});
+    for (size_t i = 0; i < config.reads.size(); ++i)
+        add(args, {"--ro-bind", i < layout.reads.size() ? layout.reads[i] : config.reads[i],
+                   config.reads[i]});
     add_etc(args, config, layout);
-    add(args, {"--bind", config.workspace, k_workspace_inside});
+    add(args, {"--bind", layout.workspace.empty() ? config.workspace : layout.workspace,
+               k_workspace_inside});
     add(args, {"--ro-bind", layout.exe, k_exe_inside});
     if (!layout.proxy_socket.empty())
         add(args, {"--bind", layout.proxy_socket, k_proxy_inside});
     if (!config.channel.empty())
-        add(args, {"--bind", config.channel, k_channel_inside});
+        add(args, {"--bind", layout.channel.empty() ? config.channel : layout.channel,
+                   k_channel_inside});
     add(args, {"--remount-ro", "/", "--chdir", k_workspace_inside, "--clearenv"});
+    if (layout.seccomp >= 0)
+        add(args, {"--seccomp", std::to_string(layout.seccomp)});
     for (const std::string& entry : env) {
         size_t eq = entry.find('=');
         if (eq != std::string::npos && eq > 0)

@@ -8,7 +8,9 @@
 // writable, a private /tmp and /dev/shm of fixed sizes, a new /proc and a minimal read-only /dev,
 // this program read-only at k_exe_inside, and nothing else: the root is a read-only tmpfs. User
 // 10001 (sandbox) in its own user, pid, ipc, uts, cgroup and (but for --network host) net
-// namespaces, no capabilities, no new user namespaces, a new session, killed with its parent.
+// namespaces, no capabilities, no new user namespaces, a new session, killed with its parent, under
+// the seccomp filter (seccomp.hpp). In /proc, as Docker has it: /proc/sys, /proc/sysrq-trigger,
+// /proc/irq and /proc/bus read-only, and /proc/kcore, /proc/keys and /proc/timer_list masked.
 #pragma once
 
 #include "sandboxd/config.hpp"
@@ -38,9 +40,10 @@ extern const std::vector<std::string> k_etc_host_network;
 // one the host has, its symbolic link's target, or "" for a directory.
 struct HostRoot {
     std::vector<std::pair<std::string, std::string>> entries;
+    std::vector<std::string> proc_masked; // of /proc/kcore, /proc/keys, /proc/timer_list, those there
 };
 
-// Looks at the host's root. Entries missing or of another type are left out.
+// Looks at the host's root and /proc. Entries missing or of another type are left out.
 [[nodiscard]] HostRoot probe_host_root();
 
 // A file of the host's /etc copied into the sandbox (bwrap's --file, onto the read-only root)
@@ -69,7 +72,13 @@ open_copies(const std::vector<std::string>& paths);
 // etc_paths() (an entry without one is bound). Paths, not descriptors, for what is bound: bwrap
 // resolves a descriptor's path and binds that path anyway.
 struct Layout {
+    // Where bwrap finds the workspace, the --sandbox-read directories and the channel when not at
+    // Config's paths (staged, as root: stage.hpp); empty: at Config's.
+    std::string workspace;
+    std::vector<std::string> reads;
+    std::string channel;
     std::string exe;
+    int seccomp = -1; // the filter (seccomp.hpp), for bwrap's --seccomp
     int passwd = -1;
     int group = -1;
     int hosts = -1;

@@ -9,9 +9,11 @@
 #include "lib/child.hpp"
 #include "lib/fd.hpp"
 #include "lib/home.hpp"
+#include "lib/log.hpp"
 #include "lib/text.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 
 #include <chrono>
 
@@ -112,11 +114,11 @@ std::string userns_fix(std::string_view bwrap_error, const std::string& proc_sys
            "sysctl kernel.apparmor_restrict_unprivileged_userns=0 or an AppArmor profile for bwrap";
 }
 
-Status check_userns(const Config& config, const std::string& bwrap) {
-    SION_TRY(BwrapUser user, bwrap_user(config));
+Status check_userns(const std::string& bwrap) {
+    BwrapUser user = bwrap_user();
     ChildSpec spec;
-    // As prepare_launch() does, root becomes the workspace's owner through this program.
-    if (user.as_owner)
+    // As prepare_launch() does, root becomes k_host_id through this program.
+    if (user.staged)
         spec.argv = {"/proc/self/exe", "become", std::to_string(user.uid), std::to_string(user.gid),
                      "--"};
     spec.argv.insert(spec.argv.end(),
@@ -127,6 +129,11 @@ Status check_userns(const Config& config, const std::string& bwrap) {
     if (r.status == 0)
         return {};
     std::string said(first_line(r.err));
+    std::string own = std::string(program_name()) + ": ";
+    if (said.compare(0, own.size(), own) == 0) // become's: bwrap never ran
+        return make_error(Exit::unavailable, "%s (as root, bwrap runs as uid %u, who must be able "
+                                             "to run it)",
+                          said.substr(own.size()).c_str(), user.uid);
     if (said.empty())
         said = r.timed_out ? "it did not end within 15 s"
                            : "it exited with status " + std::to_string(r.status);
@@ -148,7 +155,7 @@ Result<std::string> run_trivial_command(const Config& config) {
     return std::string(trimmed(r.stdout_text));
 }
 
-Result<std::string> process_bound(const Config& config) {
+std::string process_bound(const Config& config) {
     auto n = static_cast<unsigned long long>(config.limits.processes);
     auto parent = find_pids_parent();
     if (parent) {
@@ -159,16 +166,24 @@ Result<std::string> process_bound(const Config& config) {
                           n, parent->dir.c_str(), parent->version);
         parent = Result<PidsParent>(std::move(cgroup).error());
     }
-    SION_TRY(BwrapUser user, bwrap_user(config));
-    if (user.uid != 0)
-        return format("processes bounded: RLIMIT_NPROC %llu for uid %u, who runs bwrap (no cgroup: "
-                      "%s)",
-                      n, static_cast<unsigned>(user.uid), parent.error().message().c_str());
-    return make_error(Exit::unavailable,
-                      "nothing bounds the number of a command's processes: RLIMIT_NPROC does not "
-                      "bind root's, and no cgroup can be made (%s): give a workspace of another "
-                      "user's, or run where a cgroup hierarchy with the pids controller is writable",
-                      parent.error().message().c_str());
+    // bwrap never runs as root (stage.hpp), so RLIMIT_NPROC binds.
+    return format("processes bounded: RLIMIT_NPROC %llu for uid %u, who runs bwrap (no cgroup: %s)",
+                  n, static_cast<unsigned>(bwrap_user().uid), parent.error().message().c_str());
+}
+
+std::string who_runs(const Config& config) {
+    BwrapUser user = bwrap_user();
+    if (!user.staged)
+        return format("commands run as uid %u, who runs sion-sandbox (10001 inside)",
+                      static_cast<unsigned>(user.uid));
+    struct stat st {};
+    std::string owner = ::stat(config.workspace.c_str(), &st) == 0
+                            ? format("%u:%u", static_cast<unsigned>(st.st_uid),
+                                     static_cast<unsigned>(st.st_gid))
+                            : std::string("its owner");
+    return format("commands run as uid %u, never root (10001 inside); the workspace is idmapped so "
+                  "that what they write is %s's",
+                  user.uid, owner.c_str());
 }
 
 } // namespace sion::sandboxd

@@ -33,12 +33,11 @@ namespace sion::sandboxd {
 // it cannot be run or says something else.
 [[nodiscard]] Result<std::string> bwrap_version(const std::string& bwrap);
 
-// Whether `bwrap` (a path), run by whoever runs it for `config` (bwrap_user()), can make a user
-// namespace: `bwrap --unshare-user --ro-bind / / -- true`. Exit::unavailable, naming the fix:
+// Whether `bwrap` (a path), run by whoever runs it (bwrap_user()), can make a user namespace:
+// `bwrap --unshare-user --ro-bind / / -- true`. Exit::unavailable, naming the fix:
 //   "user namespaces refused (bwrap: setting up uid map: Permission denied): allow them with
 //    sysctl kernel.unprivileged_userns_clone=1"
-// Exit::config when the workspace cannot be opened (bwrap_user()).
-[[nodiscard]] Status check_userns(const Config& config, const std::string& bwrap);
+[[nodiscard]] Status check_userns(const std::string& bwrap);
 
 // The fix for user namespaces that bwrap could not make, from the kernel's settings under
 // `proc_sys` (kernel/unprivileged_userns_clone, user/max_user_namespaces,
@@ -54,12 +53,12 @@ namespace sion::sandboxd {
 [[nodiscard]] Result<std::string> run_trivial_command(const Config& config);
 
 // What bounds the number of a bubblewrap sandbox's processes for `config`, said as check says it:
-// a cgroup of each sandbox's own (one is made and removed to be sure), else RLIMIT_NPROC when bwrap
-// runs as a user other than root. Neither is Exit::unavailable, with the fix:
-//   "nothing bounds the number of a command's processes: RLIMIT_NPROC does not bind root's, and no
-//    cgroup can be made (…): give a workspace of another user's, or run where a cgroup
-//    hierarchy with the pids controller is writable"
-// Exit::config when the workspace cannot be opened (bwrap_user()).
-[[nodiscard]] Result<std::string> process_bound(const Config& config);
+// a cgroup of each sandbox's own (one is made and removed to be sure), else RLIMIT_NPROC for the
+// user who runs bwrap, never root (bwrap_user()).
+[[nodiscard]] std::string process_bound(const Config& config);
+
+// Who a command is, said as check says it: as root, k_host_id with the workspace idmapped to its
+// owner (stage.hpp); otherwise the user who runs sion-sandbox.
+[[nodiscard]] std::string who_runs(const Config& config);
 
 } // namespace sion::sandboxd

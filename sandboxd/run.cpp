@@ -104,6 +104,7 @@ private:
     SandboxProxy m_proxy; // the declared network's, with hosts
     std::string m_proxy_dir;
     std::string m_container; // Docker: the container's name
+    std::optional<DockerWorkspace> m_docker_workspace; // Docker: what it binds, while it runs
     std::array<uv_signal_t, k_ending_signals.size()> m_signals{};
     uv_poll_t m_exit_poll{};
     uv_timer_t m_timer{}; // the wall clock, then killing again
@@ -173,14 +174,10 @@ Status AttachedRun::spawn_bwrap(const ExecRequest& request) {
 
 Status AttachedRun::spawn_docker(const ExecRequest& request) {
     SION_CHECK(docker_image_present(m_config.image));
-    struct stat st {};
-    if (::stat(m_config.workspace.c_str(), &st) != 0)
-        return sys_error(Exit::no_input, errno, "cannot use the workspace '%s'",
-                         m_config.workspace.c_str());
     m_container = docker_container_name();
-    ChildSpec spec;
-    spec.argv = docker_run_argv(m_config, request, st.st_uid, st.st_gid, m_container);
-    spec.env = docker_run_env(request);
+    SION_TRY(DockerLaunch launch, prepare_docker(m_config, request, m_container));
+    m_docker_workspace.emplace(std::move(*launch.workspace));
+    ChildSpec& spec = launch.spec;
     auto child = Child::spawn(spec);
     if (!child && child.error().exit() == Exit::not_found)
         return make_error(Exit::unavailable, "docker is not installed: install Debian's docker.io");

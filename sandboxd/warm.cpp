@@ -25,20 +25,15 @@ namespace sion::sandboxd {
 
 namespace {
 
-// A directory only the user who runs bwrap may enter, for the proxy's socket.
-Result<std::string> private_dir(const BwrapUser& user) {
+// A directory only this user may enter, for the proxy's socket: root's bwrap reaches the socket
+// staged (stage.hpp), and connects to it as k_host_id, its owner.
+Result<std::string> private_dir() {
     // NOLINTNEXTLINE(concurrency-mt-unsafe): read before any thread runs
     const char* tmp = std::getenv("TMPDIR");
     std::string path = std::string(tmp != nullptr && *tmp == '/' ? tmp : "/tmp") + "/sion-sandbox.XXXXXX";
     if (::mkdtemp(path.data()) == nullptr)
         return sys_error(Exit::os, errno, "cannot make a directory for the proxy in '%s'",
                          tmp != nullptr ? tmp : "/tmp");
-    if (user.as_owner && ::chown(path.c_str(), user.uid, user.gid) != 0) {
-        int err = errno;
-        ::rmdir(path.c_str());
-        return sys_error(Exit::os, err, "cannot give '%s' to uid %u", path.c_str(),
-                         static_cast<unsigned>(user.uid));
-    }
     return path;
 }
 
@@ -50,12 +45,12 @@ bool wants_proxy(const Config& config) {
 
 Result<SandboxProxy> start_sandbox_proxy(uv_loop_t* loop, const Config& config, std::string& dir) {
     SION_TRY(std::vector<HostRule> rules, parse_host_rules(config.allow_hosts));
-    SION_TRY(BwrapUser user, bwrap_user(config));
-    SION_TRY(dir, private_dir(user));
+    BwrapUser user = bwrap_user();
+    SION_TRY(dir, private_dir());
     SandboxProxy p;
     p.socket = dir + "/proxy.sock";
     SION_TRY(p.proxy, Proxy::start(loop, p.socket, std::move(rules)));
-    if (user.as_owner && ::chown(p.socket.c_str(), user.uid, user.gid) != 0)
+    if (user.staged && ::chown(p.socket.c_str(), user.uid, user.gid) != 0)
         return sys_error(Exit::os, errno, "cannot give '%s' to uid %u", p.socket.c_str(),
                          static_cast<unsigned>(user.uid));
     return p;

@@ -28,9 +28,10 @@ namespace sion::sandboxd {
 [[nodiscard]] bool wants_proxy(const Config& config);
 
 // That proxy, started on `loop` for a bwrap sandbox of `config` (the warm one, or `run`'s): it
-// listens on `socket`, in a new directory only the user who runs bwrap may enter, to be bound at
+// listens on `socket`, in a new directory only this user may enter (the socket is root's
+// bwrap's, k_host_id's), to be bound at
 // k_proxy_inside. `dir` is set as soon as the directory exists, even when a later step fails: the
-// caller removes it, empty once the proxy has closed. Errors: the host rules', bwrap_user()'s,
+// caller removes it, empty once the proxy has closed. Errors: the host rules',
 // Proxy::start()'s, Exit::os.
 struct SandboxProxy {
     std::unique_ptr<Proxy> proxy;

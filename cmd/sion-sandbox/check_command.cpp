@@ -83,7 +83,7 @@ void check_configuration(const Config& config, Report& report) {
 }
 
 // Whether a command can be tried: bwrap and user namespaces.
-bool check_bwrap(const Config& config, Report& report) {
+bool check_bwrap(Report& report) {
     auto bwrap = find_bwrap();
     if (!bwrap) {
         report.fail(
@@ -96,7 +96,7 @@ bool check_bwrap(const Config& config, Report& report) {
         return false;
     }
     report.ok("bwrap " + *version + " found");
-    if (Status allowed = check_userns(config, *bwrap); !allowed) {
+    if (Status allowed = check_userns(*bwrap); !allowed) {
         report.fail(allowed.error());
         return false;
     }
@@ -132,7 +132,7 @@ int check_command(int argc, const char* const* argv) {
     Report report;
     check_configuration(*config, report);
     bool ready = config->backend == BackendKind::docker ? check_docker(*config, report)
-                                                        : check_bwrap(*config, report);
+                                                        : check_bwrap(report);
     // A refused configuration runs nothing: the workspace would show what it must not.
     if (!ready || report.failed())
         return report.status();
@@ -145,10 +145,8 @@ int check_command(int argc, const char* const* argv) {
     }
     report.ok("a command ran in the sandbox (id -u: " + *uid + ")");
     if (config->backend == BackendKind::bwrap) {
-        if (auto bound = process_bound(*config))
-            report.ok(*bound);
-        else
-            report.fail(bound.error());
+        report.ok(who_runs(*config));
+        report.ok(process_bound(*config));
     }
     return report.status();
 }

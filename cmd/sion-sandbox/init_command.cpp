@@ -9,6 +9,7 @@
 #include "sandboxd/init.hpp"
 #include "sandboxd/limits.hpp"
 #include "sandboxd/run.hpp"
+#include "sandboxd/stage.hpp"
 
 #include "lib/fd.hpp"
 #include "lib/log.hpp"
@@ -108,10 +109,14 @@ int init_command(int argc, const char* const* argv) {
 int become_command(int argc, const char* const* argv) {
     const CommandSpec spec{
         "sion-sandbox become",
-        "sion-sandbox become [--cgroup DIR] UID GID -- PROGRAM [ARGS...]",
-        "Run PROGRAM in the cgroup DIR, as UID:GID with no supplementary groups unless those are\n"
-        "who runs it already; started by exec and serve to start bwrap.",
-        {{"cgroup", 0, "DIR", "join this cgroup first"}},
+        "sion-sandbox become [--cgroup DIR] [--workspace DIR [--stage PATH]...] UID GID --\n"
+        "                    PROGRAM [ARGS...]",
+        "Run PROGRAM in the cgroup DIR, with the workspace idmapped to UID and GID and each PATH\n"
+        "staged where they reach it (as root), as UID:GID with no supplementary groups unless\n"
+        "those are who runs it already; started by exec and serve to start bwrap.",
+        {{"cgroup", 0, "DIR", "join this cgroup first"},
+         {"workspace", 0, "DIR", "stage the workspace, idmapped"},
+         {"stage", 0, "PATH", "stage PATH as it is (repeatable)"}},
     };
     Args args = parse_args_or_exit(spec, argc, argv);
     const auto& ops = args.operands();
@@ -126,6 +131,8 @@ int become_command(int argc, const char* const* argv) {
     std::vector<std::string> program(ops.begin() + 2, ops.end());
     if (auto cgroup = args.value("cgroup"))
         or_die(join_cgroup(*cgroup));
+    if (auto workspace = args.value("workspace"))
+        or_die(stage(*workspace, args.values("stage")));
     die(become(static_cast<uid_t>(uid), static_cast<gid_t>(gid), program));
 }
 

@@ -13,27 +13,34 @@ cd "$work" || exit 1
 sbx() { timeout 120 sion-sandbox "$@"; }
 version=$(bwrap --version | sed -n 's/^bubblewrap //p')
 
-# All is well here; what bounds the processes is t0106's.
+# All is well here; what bounds the processes is t0106's, who a command is t0107's.
 bound='^ok: processes bounded: (pids\.max 256 in each sandbox.s own cgroup|RLIMIT_NPROC 256 for uid [0-9]+)'
+if [ "$(id -u)" -eq 0 ]; then
+    who="ok: commands run as uid 2000010001, never root (10001 inside); the workspace is idmapped so that what they write is 0:0's"
+else
+    who="ok: commands run as uid $(id -u), who runs sion-sandbox (10001 inside)"
+fi
 expect_exit 0 sbx check && expect_err '' && expect_grep "$bound" "$scratch/out" &&
     sed -i '$d' "$scratch/out" && expect_out "ok: the workspace $work and ~/.sion are apart
 ok: bwrap $version found
 ok: user namespaces allowed
-ok: a command ran in the sandbox (id -u: 10001)"
+ok: a command ran in the sandbox (id -u: 10001)
+$who"
 mkdir -p "$scratch/tools"
 expect_exit 0 sbx check --sandbox-read "$scratch/tools" --network host &&
     expect_grep '^ok: no --sandbox-read directory shows ~/\.sion$' "$scratch/out" &&
     expect_grep '^ok: a command ran in the sandbox \(id -u: 10001\)$' "$scratch/out"
 
-# As root, bwrap runs as the workspace's owner: the probes too.
+# As root, with a workspace of another user's: the workspace is idmapped to them.
 if [ "$(id -u)" -eq 0 ]; then
     owned="$scratch/owned"
-    mkdir -p "$owned" && chown 65534:65534 "$owned" && chmod 755 "$scratch"
+    mkdir -p "$owned" && chown 65534:65534 "$owned"
     expect_exit 0 sbx check --workspace "$owned" && expect_grep "$bound" "$scratch/out" &&
         sed -i '$d' "$scratch/out" && expect_out "ok: the workspace $owned and ~/.sion are apart
 ok: bwrap $version found
 ok: user namespaces allowed
-ok: a command ran in the sandbox (id -u: 10001)"
+ok: a command ran in the sandbox (id -u: 10001)
+ok: commands run as uid 2000010001, never root (10001 inside); the workspace is idmapped so that what they write is 65534:65534's"
 fi
 
 # bwrap is found through PATH: without it, the package to install.
@@ -50,6 +57,7 @@ echo 'bwrap: setting up uid map: Permission denied' >&2
 exit 1
 SH
 chmod +x "$scratch/fakebin/bwrap"
+chmod 711 "$scratch" # as root, bwrap runs as uid 2000010001, who must reach it
 expect_exit 69 env PATH="$scratch/fakebin:$PATH" "$SION_BIN/sion-sandbox" check
 expect_grep '^ok: bwrap 0\.8\.0 found$' "$scratch/out"
 expect_grep '^fail: user namespaces refused \(bwrap: setting up uid map: Permission denied\): (allow them with sysctl|AppArmor restricts them)' "$scratch/out"
@@ -79,7 +87,8 @@ else
         expect_grep "^fail: docker is not installed: install Debian's docker.io$" "$scratch/out"
 fi
 
-# Docker: an engine of the suite's own (as root), an image it has and one it has not (no pull).
+# Docker: an engine of the suite's own (as root), an image it has and one it has not (no pull). The
+# workspace is root's: the container runs as uid 2000010001 with it idmapped.
 envdir="$scratch/docker"
 if [ "$(id -u)" -eq 0 ] &&
     "$SION_SOURCE_DIR/scripts/docker-test-env" start "$envdir" >"$scratch/env" 2>"$scratch/env.err"; then
@@ -88,7 +97,7 @@ if [ "$(id -u)" -eq 0 ] &&
     expect_exit 0 sbx check --backend "docker:$SION_TEST_IMAGE" && expect_out "ok: the workspace $work and ~/.sion are apart
 ok: the Docker engine answers
 ok: image '$SION_TEST_IMAGE' is on this machine
-ok: a command ran in the sandbox (id -u: $(stat -c %u "$work"))"
+ok: a command ran in the sandbox (id -u: 2000010001)"
     missing="${SION_TEST_IMAGE%@*}@sha256:$(printf '%064d' 0)"
     expect_exit 69 sbx check --backend "docker:$missing" && expect_out "ok: the workspace $work and ~/.sion are apart
 ok: the Docker engine answers

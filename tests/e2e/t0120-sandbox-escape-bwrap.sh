@@ -117,7 +117,7 @@ printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"sandbox/exec","params":{"argv":
 
 # No new namespaces, no mounts inside.
 expect_exit 1 sbx --workspace "$work" -- unshare -r true &&
-    expect_err 'unshare: unshare failed: No space left on device'
+    expect_err 'unshare: unshare failed: Operation not permitted'
 expect_exit 32 sbx --workspace "$work" -- mount -t tmpfs none /tmp
 expect_grep '^mount: /tmp: must be superuser to use mount\.$' "$scratch/err"
 expect_exit 32 sbx --workspace "$work" -- mount --bind /workspace /usr

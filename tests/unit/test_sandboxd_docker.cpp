@@ -49,7 +49,7 @@ ExecRequest shell(const std::string& command) {
 }
 
 std::vector<std::string> argv_of(const Config& c, const ExecRequest& r) {
-    return docker_run_argv(c, r, 1000, 1001, "sion-1-1-00000000");
+    return docker_run_argv(c, r, {1000, 1001, c.workspace, "sion-1-1-00000000", ""});
 }
 
 // The options before "--", as they are given.
@@ -113,7 +113,7 @@ TEST(DockerArgv, ReadOnlyRootAsTheGivenUser) {
     auto argv = argv_of(docker_config(), shell("true"));
     EXPECT_TRUE(has_flag(argv, "--read-only"));
     EXPECT_EQ(value(argv, "--user"), "1000:1001");
-    EXPECT_EQ(value(docker_run_argv(docker_config(), shell("true"), 0, 0, "n"), "--user"), "0:0");
+    EXPECT_EQ(value(docker_run_argv(docker_config(), shell("true"), {0, 0, "/w", "n", ""}), "--user"), "0:0");
 }
 
 TEST(DockerArgv, NoCapabilitiesNoNewPrivileges) {

@@ -31,7 +31,8 @@ Config config(Network network = Network::none) {
     return c;
 }
 
-const HostRoot k_merged{{{"/bin", "usr/bin"}, {"/lib", "usr/lib"}, {"/lib64", "usr/lib64"}, {"/sbin", "usr/sbin"}}};
+const HostRoot k_merged{{{"/bin", "usr/bin"}, {"/lib", "usr/lib"}, {"/lib64", "usr/lib64"}, {"/sbin", "usr/sbin"}},
+                        {"/proc/keys"}};
 
 Layout fds() {
     Layout f;
@@ -39,6 +40,7 @@ Layout fds() {
     f.passwd = 7;
     f.group = 8;
     f.hosts = 9;
+    f.seccomp = 10;
     return f;
 }
 
@@ -53,7 +55,12 @@ TEST(Layout, TheSeedsTable) {
     EXPECT_TRUE(has(a, {"--ro-bind", "/usr", "/usr"}));
     EXPECT_TRUE(has(a, {"--symlink", "usr/bin", "/bin"}));
     EXPECT_TRUE(has(a, {"--symlink", "usr/lib64", "/lib64"}));
-    EXPECT_TRUE(has(a, {"--proc", "/proc", "--dev", "/dev"}));
+    EXPECT_TRUE(has(a, {"--proc", "/proc", "--ro-bind-try", "/proc/sys", "/proc/sys"}));
+    EXPECT_TRUE(has(a, {"--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger"}));
+    EXPECT_TRUE(has(a, {"--ro-bind-try", "/proc/irq", "/proc/irq"}));
+    EXPECT_TRUE(has(a, {"--ro-bind-try", "/proc/bus", "/proc/bus"}));
+    EXPECT_TRUE(has(a, {"--ro-bind", "/dev/null", "/proc/keys", "--dev", "/dev"}));
+    EXPECT_TRUE(has(a, {"--seccomp", "10"}));
     EXPECT_TRUE(has(a, {"--tmpfs", "/dev/shm", "--remount-ro", "/dev"}));
     EXPECT_TRUE(has(a, {"--size", "268435456", "--tmpfs", "/tmp"}));
     EXPECT_TRUE(has(a, {"--ro-bind", "/opt/tools", "/opt/tools"}));
@@ -92,7 +99,7 @@ TEST(Layout, HostNetworkSharesTheNetworkAndItsResolver) {
 }
 
 TEST(Layout, UnmergedRootIsBoundAsItIs) {
-    HostRoot split{{{"/bin", ""}, {"/lib", ""}}};
+    HostRoot split{{{"/bin", ""}, {"/lib", ""}}, {}};
     Args a = layout_args(config(), split, fds(), {});
     EXPECT_TRUE(has(a, {"--ro-bind", "/bin", "/bin"}));
     EXPECT_TRUE(has(a, {"--ro-bind", "/lib", "/lib"}));

@@ -38,7 +38,7 @@ Config config(Network network = Network::none) {
     return c;
 }
 
-const HostRoot k_merged{{{"/bin", "usr/bin"}, {"/lib", "usr/lib"}, {"/lib64", "usr/lib64"}}};
+const HostRoot k_merged{{{"/bin", "usr/bin"}, {"/lib", "usr/lib"}, {"/lib64", "usr/lib64"}}, {}};
 
 Layout layout_with(std::vector<EtcCopy> etc) {
     Layout l;
