@@ -383,9 +383,9 @@ UvRun::~UvRun() {
     m_impl->abandon();
 }
 
-void UvRun::kill() {
+void UvRun::kill(int signal) {
     if (!m_impl->reaped) {
-        if (Status st = m_impl->child.kill_group(SIGKILL); !st)
+        if (Status st = m_impl->child.kill_group(signal); !st)
             m_impl->fail(std::move(st).error());
     }
 }

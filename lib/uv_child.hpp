@@ -38,6 +38,7 @@
 #include <uv.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -66,9 +67,9 @@ public:
     // Kills the process group if the child still runs, and forgets `done` (see the contract).
     ~UvRun();
 
-    // Sends SIGKILL to the process group now, unless the child is reaped already. `done` still
-    // comes, with signal 9 (and timed_out false).
-    void kill();
+    // Sends `signal` (SIGKILL unless told) to the process group now, unless the child is reaped
+    // already. `done` still comes, with the signal the child died of (and timed_out false).
+    void kill(int signal = SIGKILL);
 
     // The child's pid (and process group id); -1 once it is reaped.
     [[nodiscard]] pid_t pid() const;

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -165,6 +166,8 @@ namespace {
 constexpr size_t k_request_line = size_t{4} << 20;
 constexpr int k_retries = 50;
 constexpr uint64_t k_retry_ms = 20;
+// From init/end's SIGTERM to SIGKILL.
+constexpr std::chrono::milliseconds k_end_grace{500};
 
 // The warm init's state: the connection to sion-sandbox serve and the commands running.
 class WarmInit {
@@ -176,6 +179,7 @@ public:
         h.requests["init/exec"] = [this](rpc::Message m, rpc::Responder respond) {
             exec(m.params, std::move(respond));
         };
+        h.notifications["init/end"] = [this](const rpc::Message&) { end_commands(); };
         h.on_end = [this](const Status&) { end(); };
         return h;
     }
@@ -211,6 +215,10 @@ private:
         auto request = exec_request_from_json(params);
         if (!request) {
             respond(rpc::Reply::fail(rpc::k_invalid_params, request.error().message()));
+            return;
+        }
+        if (m_ending) {
+            respond(rpc::Reply::fail(rpc::k_invalid_request, "the session is ending"));
             return;
         }
         auto start = std::make_unique<Start>();
@@ -281,6 +289,31 @@ private:
                  [](uv_handle_t* h) { delete static_cast<Start*>(h->data); });
     }
 
+    // init/end: what runs gets SIGTERM, and SIGKILL k_end_grace later if it still runs; each is
+    // answered as it ends. No command starts after it.
+    void end_commands() {
+        if (m_ending)
+            return;
+        m_ending = true;
+        for (Start* s : m_waiting) {
+            s->respond(rpc::Reply::ok(init_result(
+                Result<RunResult>(make_error(Exit::cannot_exec, "the session ended first")),
+                s->cap)));
+            close_start(s);
+        }
+        m_waiting.clear();
+        for (auto& [key, run] : m_runs)
+            run->kill(SIGTERM);
+        uv_timer_init(m_loop, &m_grace);
+        m_grace.data = this;
+        uv_timer_start(&m_grace, [](uv_timer_t* t) {
+            auto* self = static_cast<WarmInit*>(t->data);
+            for (auto& [key, run] : self->m_runs)
+                run->kill();
+        }, static_cast<uint64_t>(k_end_grace.count()), 0);
+        uv_unref(reinterpret_cast<uv_handle_t*>(&m_grace));
+    }
+
     // Input ended: what still runs is killed (dropping a run kills its group), and init ends.
     void end() {
         m_ended = true;
@@ -291,6 +324,8 @@ private:
         m_conn->close();
         if (m_forwarder)
             m_forwarder->close();
+        if (m_ending)
+            uv_close(reinterpret_cast<uv_handle_t*>(&m_grace), nullptr);
     }
 
     uv_loop_t* m_loop;
@@ -301,6 +336,8 @@ private:
     std::set<Start*> m_waiting;
     int64_t m_next = 0;
     bool m_ended = false;
+    bool m_ending = false; // init/end came
+    uv_timer_t m_grace{};  // from init/end to SIGKILL
 };
 
 } // namespace

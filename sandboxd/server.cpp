@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
 #include <memory>
 #include <optional>
 
@@ -72,6 +73,8 @@ private:
     void close_request(Responder respond);
     void answered();
     void finish();
+    void watch_term();
+    void terminated(int signal);
 
     uv_loop_t* m_loop;
     const Config& m_config;
@@ -82,9 +85,12 @@ private:
     bool m_client_done = false;
     bool m_finished = false;
     std::optional<Error> m_failure;
+    uv_signal_t* m_term = nullptr; // freed in its close callback
+    int m_signal = 0;              // the SIGTERM that ends the session, once it came
 };
 
 Status Session::start() {
+    watch_term();
     if (m_config.backend == BackendKind::docker) {
         // The sandbox must work before the session starts: the engine answers, the image is here.
         SION_CHECK(docker_image_present(m_config.image));
@@ -168,10 +174,38 @@ void Session::close_request(Responder respond) {
         finish();
 }
 
+// SIGTERM (the parent-death signal when the session that started this is killed, or anyone's):
+// what runs ends (SIGTERM, then SIGKILL: WarmSandbox::end_commands()) and is answered, then the
+// session ends, 128 + 15.
+void Session::watch_term() {
+    m_term = new uv_signal_t{};
+    uv_signal_init(m_loop, m_term);
+    m_term->data = this;
+    uv_signal_start(m_term, [](uv_signal_t* h, int signal) {
+        static_cast<Session*>(h->data)->terminated(signal);
+    }, SIGTERM);
+    uv_unref(reinterpret_cast<uv_handle_t*>(m_term));
+}
+
+void Session::terminated(int signal) {
+    if (m_signal != 0)
+        return;
+    m_signal = signal;
+    if (m_in_flight == 0 || !m_warm)
+        finish();
+    else
+        m_warm->end_commands();
+}
+
 void Session::finish() {
     if (m_finished)
         return;
     m_finished = true;
+    if (m_term != nullptr) {
+        uv_close(reinterpret_cast<uv_handle_t*>(m_term),
+                 [](uv_handle_t* h) { delete reinterpret_cast<uv_signal_t*>(h); });
+        m_term = nullptr;
+    }
     if (m_warm)
         m_warm->stop(); // requests still waiting (the sandbox ended) are answered with an error
     if (m_close)
@@ -181,6 +215,8 @@ void Session::finish() {
 }
 
 int Session::outcome() const {
+    if (m_signal != 0)
+        return 128 + m_signal;
     if (m_failure) {
         report(*m_failure);
         return to_int(m_failure->exit());

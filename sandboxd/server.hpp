@@ -6,11 +6,13 @@
 // sandbox/close (the commands already asked for end first, each within its time limit, and are
 // answered; then close answers {} and the session ends; a request after it is refused, -32600).
 // Several requests may be in flight; answers come as commands end. At the end of input the
-// session ends likewise, once every request is answered. To end at once, signal the process:
-// the sandbox dies with it.
+// session ends likewise, once every request is answered. SIGTERM ends it sooner: with bubblewrap,
+// what still runs gets SIGTERM, and SIGKILL half a second later, each answered as it ends, and
+// the session ends with 143 (Docker's commands run to their end). The command layer asks for
+// SIGTERM when its parent dies, so a session killed at any point takes its sandbox along.
 //
 // Exit statuses serve() returns: 0 at the end; 69 when the sandbox cannot be made; 70 when it
-// ended on its own; 74 when stdout failed.
+// ended on its own; 74 when stdout failed; 143 after SIGTERM.
 #pragma once
 
 #include "sandboxd/config.hpp"

@@ -197,6 +197,11 @@ void WarmSandbox::exec(const ExecRequest& request, std::function<void(rpc::Reply
     });
 }
 
+void WarmSandbox::end_commands() {
+    if (m_impl->init && !m_impl->stopped)
+        m_impl->init->notify("init/end");
+}
+
 void WarmSandbox::stop() {
     Impl& w = *m_impl;
     if (w.stopped)

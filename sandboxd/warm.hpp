@@ -65,6 +65,10 @@ public:
 
     // Ends the sandbox: requests still waiting are failed, bwrap is killed (and with it whatever
     // runs inside), the proxy closes. `ended` is not called after it.
+    // Ends what runs: SIGTERM, then SIGKILL half a second later; each is answered as it ends, and
+    // no command starts after it (init/end).
+    void end_commands();
+
     void stop();
 
     struct Impl;

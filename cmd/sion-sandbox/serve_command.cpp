@@ -8,6 +8,12 @@
 
 #include "lib/log.hpp"
 
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+
 namespace sion::sandbox_cmd {
 
 int serve_command(int argc, const char* const* argv) {
@@ -20,6 +26,13 @@ int serve_command(int argc, const char* const* argv) {
     };
     Args args = parse_args_or_exit(spec, argc, argv);
     check_operands(args, 0, 0);
+    // The session that started it may be killed at any point: its sandbox ends with it (bwrap dies
+    // with this process). One gone before this was asked ends it now.
+    pid_t parent = ::getppid();
+    if (::prctl(PR_SET_PDEATHSIG, SIGTERM) != 0)
+        die(sys_error(Exit::os, errno, "cannot ask to be told of the parent's death"));
+    if (::getppid() != parent)
+        return 128 + SIGTERM;
     auto config = sandboxd::config_from_args(args);
     if (!config)
         die(config.error());

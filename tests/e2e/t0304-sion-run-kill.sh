@@ -153,6 +153,37 @@ done
 [ "$(alive)" -eq 0 ] && ok || fail "$(alive) sandboxes of killed runs are still running"
 expect_exit 0 sqlite3 "$db" 'PRAGMA integrity_check' && expect_out ok
 
+# The issue's case: sion-run killed during `shell "sleep 91 & sleep 92"`, at 30 random points. Each
+# time the sandbox and both sleeps end with it (sion-sandbox serve is told by its parent's death,
+# and ends what runs: SIGTERM, then SIGKILL), within the second and a half waited here.
+sleeper="$scratch/sleeper"
+mkdir -p "$sleeper"
+left_after_kill=0
+for round in $(seq 30); do
+    a="91.$round$RANDOM" b="92.$round$RANDOM"
+    printf '{"turns": [{"calls": [{"tool": "shell", "input": {"command": "sleep %s & sleep %s"}}]}, {"text": "slept"}]}\n' \
+        "$a" "$b" >s/sleep.json
+    sion-run run coder "$agent" --task "Sleep." --model script:s/sleep.json --workspace "$sleeper" \
+        --shell --autonomy L3 </dev/null >/dev/null 2>&1 &
+    run=$!
+    sleep "0.$((RANDOM % 10))$((RANDOM % 10))"
+    kill -9 "$run" 2>/dev/null
+    wait "$run" 2>/dev/null
+    sleeps() { pgrep -f -- "^sleep (${a/./\\.}|${b/./\\.})\$" | wc -l; }
+    serves() { pgrep -f -- "sion-sandbox serve .*--workspace $sleeper( |\$)" | wc -l; }
+    for _ in $(seq 15); do
+        [ "$(sleeps)" -eq 0 ] && [ "$(serves)" -eq 0 ] && break
+        sleep 0.1
+    done
+    if [ "$(sleeps)" -ne 0 ] || [ "$(serves)" -ne 0 ]; then
+        left_after_kill=$((left_after_kill + 1))
+        pkill -9 -f -- "^sleep (${a/./\\.}|${b/./\\.})\$"
+        pkill -9 -f -- "sion-sandbox serve .*--workspace $sleeper( |\$)"
+    fi
+done
+[ "$left_after_kill" -eq 0 ] && ok ||
+    fail "in $left_after_kill of 30 rounds a sleep or the sandbox outlived the killed sion-run by 1.5 s"
+
 # Every event printed above passes schemas/run.event.json.
 expect_exit 0 python3 "$SION_SOURCE_DIR/tests/e2e/check_run_events.py" "$SION_SOURCE_DIR/schemas" "$scratch"/events/*.jsonl &&
     expect_out ''
