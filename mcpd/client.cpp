@@ -687,6 +687,10 @@ void Client::close() {
         c.transport->close();
 }
 
+std::vector<std::string> Client::last_words() const {
+    return m_impl->transport ? m_impl->transport->last_words() : std::vector<std::string>{};
+}
+
 bool Client::alive() const {
     return !m_impl->ended && !m_impl->closing;
 }

@@ -47,6 +47,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace sion::mcpd {
 
@@ -70,6 +71,9 @@ struct ClientOptions {
     std::string root;          // the file:// URI answered to roots/list; empty: no roots
     std::chrono::milliseconds timeout{60000}; // for each request; progress restarts it
     std::string transport{};   // over HTTP, what it spoke at its review: "http", "sse" or empty
+    // Over stdio: its standard error is read and its last lines kept, for the operator's terminal
+    // only (Client::last_words()); otherwise it goes to /dev/null.
+    bool keep_last_words = false;
 };
 
 // The authorization hooks of an HTTP server (the OAuth side, mcpd/oauth*, provides them).
@@ -147,6 +151,10 @@ public:
     // within a second, and SIGKILL a second after that. Over HTTP, a session is ended with DELETE.
     // Open requests fail. Nothing is called after this but their `done`s.
     void close();
+
+    // The last lines its process wrote to its standard error, when ClientOptions::keep_last_words
+    // asked for them (mcpd/last_words.hpp); empty otherwise.
+    [[nodiscard]] std::vector<std::string> last_words() const;
 
     // Its process has not ended and its pipes are open (over HTTP: not closed).
     [[nodiscard]] bool alive() const;

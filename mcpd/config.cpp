@@ -311,6 +311,8 @@ Result<std::unique_ptr<Client>> open_client(uv_loop_t* loop, std::string_view na
         return Client::reach(loop, std::move(target), std::move(options), std::move(events));
     }
     SION_TRY(ChildSpec spec, launch_spec(config));
+    if (options.keep_last_words)
+        spec.err = Stdio::pipe();
     return Client::start(loop, spec, std::move(options), std::move(events));
 }
 

@@ -101,7 +101,8 @@ struct ServerConfig {
 struct Person; // mcpd/authorize.hpp
 
 // The client of the server so configured: its process started (launch_spec()), or its URL
-// reached (http_target()) with the authorization kept for it (authorize(): a refusal that needs a
+// reached (http_target()) with the authorization kept for it; its standard error a pipe when
+// options.keep_last_words asks for its last lines (authorize(): a refusal that needs a
 // login logs in with `person`, when there is one). Errors are theirs.
 [[nodiscard]] Result<std::unique_ptr<Client>> open_client(uv_loop_t* loop, std::string_view name,
                                                           const ServerConfig& config,

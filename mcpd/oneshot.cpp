@@ -6,7 +6,8 @@
 namespace sion::mcpd {
 
 Result<Json> with_server(std::string_view name, const ServerConfig& config, std::string try_first,
-                         const Work& work, Connected* connected, const Person& person) {
+                         const Work& work, Connected* connected, const Person& person,
+                         std::vector<std::string>* last_words) {
     uv_loop_t loop;
     if (int rc = uv_loop_init(&loop); rc != 0)
         return Error(Exit::os, std::string("cannot make an event loop: ") + uv_strerror(rc));
@@ -17,6 +18,7 @@ Result<Json> with_server(std::string_view name, const ServerConfig& config, std:
         ClientOptions options = client_options(name, config, std::move(try_first));
         options.can_elicit = true;
         options.can_sample = true;
+        options.keep_last_words = last_words != nullptr;
         auto started = open_client(&loop, name, config, std::move(options), {}, &person);
         if (!started) {
             uv_run(&loop, UV_RUN_DEFAULT);
@@ -45,6 +47,8 @@ Result<Json> with_server(std::string_view name, const ServerConfig& config, std:
         }
         client->close();
         uv_run(&loop, UV_RUN_DEFAULT);
+        if (last_words && outcome && !*outcome)
+            *last_words = client->last_words();
     }
     uv_run(&loop, UV_RUN_DEFAULT);
     uv_loop_close(&loop);

@@ -14,6 +14,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace sion::mcpd {
 
@@ -22,9 +23,12 @@ using Work = std::function<void(Client& client, const Connected& connected, Done
 
 // Starts the server `name` so configured, connects (trying `try_first` first), runs `work`, ends
 // the server and returns what `work` gave; `connected` is set once connected. A server over HTTP
-// that needs a login is logged in to by `person`, at this terminal.
+// that needs a login is logged in to by `person`, at this terminal. When it fails and `last_words`
+// is given, that is set to the last lines a server run here wrote to its standard error
+// (mcpd/last_words.hpp), for the operator's terminal only.
 [[nodiscard]] Result<Json> with_server(std::string_view name, const ServerConfig& config,
                                        std::string try_first, const Work& work,
-                                       Connected* connected, const Person& person);
+                                       Connected* connected, const Person& person,
+                                       std::vector<std::string>* last_words = nullptr);
 
 } // namespace sion::mcpd

@@ -19,7 +19,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace sion::mcpd {
 
@@ -53,6 +55,9 @@ public:
     // "stdio", "http" (Streamable HTTP, either era) or "sse" (HTTP+SSE of 2024-11-05), as far
     // as it is known.
     [[nodiscard]] virtual std::string_view kind() const = 0;
+    // The last lines the server's process wrote to its standard error, when they are kept
+    // (mcpd/last_words.hpp); empty otherwise, and over HTTP.
+    [[nodiscard]] virtual std::vector<std::string> last_words() const { return {}; }
 };
 
 } // namespace sion::mcpd

@@ -24,6 +24,9 @@
 
 namespace sion::mcpd {
 
+// When spec.err is a pipe, what the process writes there is read as it comes and its last lines kept
+// for last_words() (mcpd/last_words.hpp); whatever is left in the pipe is read before `ended`.
+//
 // Starts the server (`spec`: stdin and stdout must be pipes). Errors are those of spawning.
 // `who` names it in messages ("MCP server notes"); messages over `max_message` bytes are not read.
 [[nodiscard]] Result<std::shared_ptr<Transport>> start_stdio(uv_loop_t* loop, const ChildSpec& spec,

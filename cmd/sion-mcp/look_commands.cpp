@@ -54,19 +54,23 @@ int resources_command(int argc, const char* const* argv) {
     if (auto uri = args.value("read")) {
         Json params = Json::object();
         params.set("uri", std::string_view(*uri));
-        Json read = or_die(mcpd::with_server(
-            e.name, e.config, e.protocol,
-            [&params](mcpd::Client& client, const mcpd::Connected&, mcpd::Done done) {
-                client.request("resources/read", std::move(params), std::move(done));
-            },
-            nullptr, mcpd::Person{}));
+        std::vector<std::string> words;
+        Json read = served_or_die(
+            mcpd::with_server(
+                e.name, e.config, e.protocol,
+                [&params](mcpd::Client& client, const mcpd::Connected&, mcpd::Done done) {
+                    client.request("resources/read", std::move(params), std::move(done));
+                },
+                nullptr, mcpd::Person{}, &words),
+            e.name, e.config, words, true);
         std::string text = mcpd::render_resource(read);
         std::fwrite(text.data(), 1, text.size(), stdout);
         if (!text.empty() && text.back() != '\n')
             std::fputc('\n', stdout);
         return 0;
     }
-    Json both = or_die(mcpd::with_server(
+    std::vector<std::string> words;
+    Json both = served_or_die(mcpd::with_server(
         e.name, e.config, e.protocol,
         [](mcpd::Client& client, const mcpd::Connected& connected, mcpd::Done done) {
             if (!connected.capabilities.get("resources").exists()) {
@@ -92,7 +96,7 @@ int resources_command(int argc, const char* const* argv) {
                                                 });
                             });
         },
-        nullptr, mcpd::Person{}));
+        nullptr, mcpd::Person{}, &words), e.name, e.config, words, true);
     for (JsonView r : both.get("resources"))
         std::printf("%s\n", item_line(r, "uri").c_str());
     for (JsonView t : both.get("templates"))
@@ -105,7 +109,8 @@ int prompts_command(int argc, const char* const* argv) {
                            "List the prompts the server offers, with their arguments.", {}};
     Args args = parse_args_or_exit(spec, argc, argv);
     mcpd::ShelfEntry e = entry_or_die(args, spec.usage);
-    Json prompts = or_die(mcpd::with_server(
+    std::vector<std::string> words;
+    Json prompts = served_or_die(mcpd::with_server(
         e.name, e.config, e.protocol,
         [](mcpd::Client& client, const mcpd::Connected& connected, mcpd::Done done) {
             if (!connected.capabilities.get("prompts").exists()) {
@@ -114,7 +119,7 @@ int prompts_command(int argc, const char* const* argv) {
             }
             client.list_all("prompts/list", "prompts", std::move(done));
         },
-        nullptr, mcpd::Person{}));
+        nullptr, mcpd::Person{}, &words), e.name, e.config, words, true);
     for (JsonView p : prompts.view()) {
         std::printf("%s\n", item_line(p, "").c_str());
         for (JsonView a : p.get("arguments")) {

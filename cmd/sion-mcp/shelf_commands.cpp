@@ -40,15 +40,19 @@ struct Looked {
     std::vector<mcpd::ToolDef> tools;
 };
 
-Result<Looked> look(std::string_view name, const mcpd::ServerConfig& config,
-                    const std::string& try_first, const mcpd::Person& person) {
+// Dies as served_or_die() does when the server fails (`on_shelf`: it is on the shelf already).
+Looked look(std::string_view name, const mcpd::ServerConfig& config, const std::string& try_first,
+            const mcpd::Person& person, bool on_shelf) {
     Looked looked;
-    SION_TRY(Json tools, mcpd::with_server(
-                             name, config, try_first,
-                             [](mcpd::Client& client, const mcpd::Connected&, mcpd::Done done) {
-                                 client.list_all("tools/list", "tools", std::move(done));
-                             },
-                             &looked.connected, person));
+    std::vector<std::string> words;
+    Json tools = served_or_die(
+        mcpd::with_server(
+            name, config, try_first,
+            [](mcpd::Client& client, const mcpd::Connected&, mcpd::Done done) {
+                client.list_all("tools/list", "tools", std::move(done));
+            },
+            &looked.connected, person, &words),
+        name, config, words, on_shelf);
     looked.tools = mcpd::tool_defs(tools, config.effects, name);
     return looked;
 }
@@ -275,7 +279,7 @@ int add_command(int argc, const char* const* argv) {
                        "MCP server %s is on the shelf already: review it (`sion agent mcp review "
                        "%s`) or remove it first",
                        name, name));
-    Looked looked = or_die(look(name, config, {}, person_from(args)));
+    Looked looked = look(name, config, {}, person_from(args), false);
     mcpd::ShelfEntry entry;
     entry.name = name;
     entry.config = config;
@@ -315,7 +319,8 @@ int list_command(int argc, const char* const* argv) {
         for (const mcpd::Pin& p : pins)
             listed.push(Json::copy_of(p.definition));
         for (const mcpd::ToolDef& t : mcpd::tool_defs(listed, e.config.effects, e.name))
-            std::printf("%s (%s)\n", mcpd::one_line(t.name).c_str(), effect_name(t.effect));
+            std::printf("%s (%s)\n", mcpd::one_line(t.name).c_str(),
+                        mcpd::effect_label(t).c_str());
         if (e.sampling)
             std::printf("sampling allowed: %s\n", describe_sampling(*e.sampling).c_str());
     }
@@ -337,7 +342,7 @@ int review_command(int argc, const char* const* argv) {
     mcpd::Shelf shelf(db);
     mcpd::ShelfEntry entry = or_die(shelf.get(name));
     std::vector<mcpd::Pin> pins = or_die(shelf.pins(name));
-    Looked looked = or_die(look(name, entry.config, entry.protocol, mcpd::Person{}));
+    Looked looked = look(name, entry.config, entry.protocol, mcpd::Person{}, true);
     std::printf("%s:\n", heading(name, looked.connected).c_str());
     std::vector<mcpd::ToolDef> usable;
     for (const mcpd::ToolDef& t : looked.tools)

@@ -195,9 +195,11 @@ void UvConnection::Impl::on_bytes(std::string_view bytes) {
         if (line->text.find_first_not_of(" \t") == std::string_view::npos)
             continue;
         Decoded d = decode(line->text);
-        if (d.failure)
+        if (d.failure) {
             write(encode_failure(*d.failure));
-        else
+            if (handlers.on_undecodable)
+                handlers.on_undecodable(line->text);
+        } else
             dispatch(std::move(*d.message));
     }
 }

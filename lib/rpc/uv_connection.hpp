@@ -30,6 +30,9 @@ struct UvHandlers {
     // A line over max_line arrived (and was answered with -32600 and skipped): its length. For a
     // peer whose answers may be that long, the call it answered will not hear.
     std::function<void(size_t length)> on_overlong;
+    // A line that is not a JSON-RPC message arrived (it was answered with -32700 or -32600, and
+    // skipped): its text, for a peer that must speak only messages to be told it did not.
+    std::function<void(std::string_view line)> on_undecodable;
 };
 
 class UvConnection {

@@ -28,7 +28,7 @@ It runs as you, outside any sandbox: add --sandbox bwrap (or a Docker image) to 
 Give it to a session with --mcp notes."
 expect_err ""
 seed_list="notes: python3 notes-server.py, unsandboxed
-add_note (write)
+add_note (write, repeats run again)
 delete_note (write)
 list_notes (read)
 read_note (read)"
@@ -104,7 +104,7 @@ expect_exit 0 sion agent mcp review notes --accept
 expect_out "$seed_review
 Pinned as listed."
 expect_exit 0 sion agent mcp list && expect_out "notes: python3 notes-server.py, unsandboxed
-add_note (write)
+add_note (write, repeats run again)
 delete_note (write)
 export_notes (external)
 list_notes (read)
@@ -325,9 +325,12 @@ refused 69 "MCP server quits ended (its program exited with status 0)" add quits
 refused 69 "MCP server shut closed its output" add shut -- sh -c 'exec >&-; exec sleep 30'
 refused 69 "MCP server mute answered neither server/discover nor initialize within 2 s" add mute --timeout 2 -- python3 "$fixtures/silent.py" --from-start
 refused 69 "MCP server mute answered neither server/discover nor initialize within 2 s" add mute --timeout 2 -- sleep 30
-# And a server on the shelf that can no longer start: review says why, nothing is pinned away.
+# And a server on the shelf that can no longer start: review says why, with what it wrote last on
+# its standard error, and nothing is pinned away.
 mv notes-server.py notes-server.py.away
-refused 69 "MCP server notes ended (its program exited with status 2)" review notes --accept
+refused 69 "MCP server notes ended (its program exited with status 2)
+sion-mcp: MCP server notes wrote last on its standard error:
+  $(python3 -c 'import sys; print(sys.executable)'): can't open file '$scratch/notes-server.py': [Errno 2] No such file or directory" review notes --accept
 mv notes-server.py.away notes-server.py
 expect_exit 0 sion-mcp review notes && expect_grep '^The tools are as they were pinned\.$' "$scratch/out"
 

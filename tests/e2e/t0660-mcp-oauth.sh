@@ -114,7 +114,7 @@ same want got "add notes"
 expect_exit 0 sion agent mcp list
 normalise "$scratch/out" "$notes_port" >got
 printf '%s\n' 'notes: http://127.0.0.1:8812/mcp over HTTP, authorized at http://127.0.0.1:8812 for notes:read' \
-    'read_note (read)' 'write_note (write)' >want
+    'read_note (read)' 'write_note (write, repeats run again)' >want
 same want got "list"
 
 id=$(sion agent create coder) && ok || fail "sion agent create coder"

@@ -179,7 +179,7 @@ expect_exit 66 sion-mcp review notes
 # The other server is as it was: still authorized, reached without a login, nothing revoked.
 expect_exit 0 sion-mcp list
 expect_out "$(printf '%s\n' "other: http://127.0.0.1:$b_port/mcp over HTTP, authorized at http://127.0.0.1:$b_port for notes:read" \
-    'read_note (read)' 'write_note (write)')"
+    'read_note (read)' 'write_note (write, repeats run again)')"
 expect_exit 0 timeout 60 sion-mcp review other </dev/null
 expect_out "$(printf '%s\n' 'MCP server other (notes 1.0.0, protocol 2026-07-28):' \
     'read_note (read): Read a note by its name. [unchanged]' \
