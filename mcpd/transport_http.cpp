@@ -54,6 +54,66 @@ struct Reading {
     bool resuming = false; // a GET asking again for the stream of a call already taken
 };
 
+// ": Not Found" — the message of an error status's body, when it is short: the text of a text/plain
+// body or of an HTML page's <body> (its tags left out), or the "message" or "error" of a JSON one,
+// on one line, control characters left out; empty when there is none or it is longer than 160
+// bytes.
+std::string said_words(const Reading& reading) {
+    constexpr size_t k_short = 160;
+    std::string_view body = reading.body;
+    HttpResponse head;
+    head.headers = reading.headers;
+    std::string type = media_type(head);
+    std::string text;
+    if (type == "application/json") {
+        auto doc = Json::parse(body);
+        if (!doc)
+            return {};
+        JsonView j = doc->view();
+        JsonView error = j.get("error");
+        JsonView said = j.get("message").is_string() ? j.get("message")
+            : error.is_string()                      ? error
+                                                     : error.get("message");
+        if (!said.is_string())
+            return {};
+        text = std::string(*said.as_string());
+    } else if (type == "text/plain" || type == "text/html") {
+        if (type == "text/html") {
+            std::string lower = lowercase(body);
+            if (size_t at = lower.find("<body"); at != std::string::npos)
+                body.remove_prefix(at);
+        }
+        bool tag = false;
+        for (char c : body) {
+            if (type == "text/html" && (c == '<' || c == '>')) {
+                tag = c == '<';
+                text += ' ';
+            } else if (!tag) {
+                text += c;
+            }
+        }
+    } else {
+        return {};
+    }
+    std::string line;
+    bool space = false;
+    for (unsigned char c : text) {
+        if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+            space = !line.empty();
+            continue;
+        }
+        if (c < 0x20 || c == 0x7f)
+            continue;
+        if (space)
+            line += ' ';
+        space = false;
+        line += static_cast<char>(c);
+    }
+    if (line.empty() || line.size() > k_short)
+        return {};
+    return ": " + line;
+}
+
 // One request of the client's.
 struct Call {
     int64_t id = 0;
@@ -486,8 +546,9 @@ private:
                      : type.empty()       ? "a body of no type"
                                           : type.c_str())
             : format("with HTTP %d", status);
-        fail(c, make_error(Exit::data, "%s answered '%s' %s (%s)", m_wire.who.c_str(),
-                           c->method.c_str(), what.c_str(), where().c_str()));
+        fail(c, make_error(Exit::data, "%s answered '%s' %s (%s)%s", m_wire.who.c_str(),
+                           c->method.c_str(), what.c_str(), where().c_str(),
+                           status / 100 == 2 ? "" : said_words(reading).c_str()));
     }
 
     static bool refusal(int status, const HttpHeaders& headers) {
@@ -607,8 +668,9 @@ private:
             reading->stream = head.status / 100 == 2 && media_type(head) == "text/event-stream";
             if (reading->stream)
                 reading->events.emplace(max);
-            // A refusal is read to its end, for its challenge; anything else but a stream ends.
-            return reading->stream || refusal(head.status, head.headers);
+            // Anything but a stream is read (64 KiB at most): a refusal for its challenge, an
+            // error status for its message.
+            return true;
         };
         r.on_body = [weak, reading](std::string_view chunk) {
             auto self = weak.lock();
@@ -677,13 +739,17 @@ private:
                       });
             return;
         }
-        Error why = !res ? Error(Exit::unavailable, m_wire.who + " lost its event stream: "
-                                                        + res.error().message())
-            : !reading.stream
+        // An answer that is not a stream is named by its status, and its message when it is
+        // short, even when its body was too long to read whole.
+        int status = res ? res->status : reading.status;
+        Error why = !reading.stream && status != 0
             ? make_error(Exit::data, "%s answered neither a POST nor the GET of an event stream "
-                                     "(HTTP %d, %s)",
-                         m_wire.who.c_str(), res->status, where().c_str())
-            : Error(Exit::unavailable, m_wire.who + " closed its event stream");
+                                     "(HTTP %d, %s)%s",
+                         m_wire.who.c_str(), status, where().c_str(),
+                         said_words(reading).c_str())
+            : !res ? Error(Exit::unavailable, m_wire.who + " lost its event stream: "
+                                                  + res.error().message())
+                   : Error(Exit::unavailable, m_wire.who + " closed its event stream");
         if (m_endpoint.empty()) {
             fail_waiting(std::move(why));
             return;

@@ -71,6 +71,13 @@ expect_got 'Echo: over http' 1 text
 expect_got 'The sum of 2 and 3 is 5.' 2 text
 expect_got 'Long running operation completed. Duration: 1 seconds, Steps: 2.' 3 text
 expect_py '"This is a simple prompt without arguments." in a(4)["text"]'
+# A wrong path: every transport tried is answered 404 with a page saying so. The status is named
+# with the page's words, exit 65 (not a lost stream), and nothing is put on the shelf.
+before=$(sqlite3 "$SION_HOME/sion.db" 'SELECT name, config FROM mcp_servers ORDER BY name; SELECT count(*) FROM mcp_pins')
+expect_exit 65 timeout 60 sion-mcp add wrong --url "http://127.0.0.1:$port/wrong"
+expect_err "sion-mcp: MCP server wrong answered neither a POST nor the GET of an event stream (HTTP 404, http://127.0.0.1:$port/wrong): Cannot GET /wrong"
+expect_out ""
+expect_text <(sqlite3 "$SION_HOME/sion.db" 'SELECT name, config FROM mcp_servers ORDER BY name; SELECT count(*) FROM mcp_pins') "the shelf" "$before"
 
 # -- server-everything, HTTP+SSE of 2024-11-05 --------------------------------------------------
 port=$(free_port)
