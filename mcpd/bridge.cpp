@@ -185,8 +185,11 @@ private:
                 list_tools(*now);
         };
         events.ended = [this, name](const Error& why) {
+            // One that was connected ended: the message says how ("MCP server ghost ended
+            // (killed by signal 9)"), in the session's list of servers and in the next call.
             if (Server* now = find(name))
-                fail(*now, why.message());
+                fail_as(*now, why.message(),
+                        now->state == Server::State::connected ? "" : "did not answer: ");
         };
         auto client = open_client(&m_loop, s.name, s.entry->config, std::move(options),
                                   std::move(events), nullptr);

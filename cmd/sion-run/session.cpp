@@ -188,6 +188,21 @@ private:
         return {};
     }
 
+    // "there is no tool named ghost_read_graph", and why when its name is a server's that is not
+    // connected now: ": MCP server ghost ended (killed by signal 9)".
+    std::string no_tool(const std::string& name) const {
+        std::string line = "there is no tool named " + name;
+        size_t cut = name.find('_');
+        if (cut == std::string::npos)
+            return line;
+        auto down = m_mcp_down.find(name.substr(0, cut));
+        if (down == m_mcp_down.end())
+            return line;
+        std::string who = "MCP server " + down->first;
+        return line + ": " + (down->second.starts_with(who) ? down->second
+                                                              : who + " " + down->second);
+    }
+
     Tool* find_tool(std::string_view name) {
         for (size_t i = 0; i < m_specs.size(); ++i)
             if (m_specs[i].name == name)
@@ -229,6 +244,7 @@ private:
             m_p.out->notice("the MCP servers did not answer: " + turn.failure->message());
         m_mcp_failed = m_mcp_failed || turn.failure;
         m_mcp_tools = std::move(turn.tools);
+        m_mcp_down = std::move(turn.down);
         m_specs.resize(m_p.tools.size());
         m_tools.resize(m_p.tools.size());
         for (const auto& tool : m_mcp_tools) {
@@ -296,7 +312,7 @@ private:
         Tool* tool = find_tool(call.tool);
         if (tool == nullptr || !call.input.view().is_object()) {
             row.state = "error";
-            row.result = tool == nullptr ? "there is no tool named " + call.tool
+            row.result = tool == nullptr ? no_tool(call.tool)
                                          : "the input of " + call.tool + " is not an object";
             SION_TRY(row.seq, insert_call(*m_p.db, m_p.row.id, row));
             m_p.out->call(row);
@@ -342,7 +358,7 @@ private:
         Tool* tool = name == "run_code" ? nullptr : find_tool(name);
         if (tool == nullptr) {
             row.state = "error";
-            row.result = "there is no tool named " + row.tool;
+            row.result = no_tool(row.tool);
         } else {
             Effect effect = tool->effect(input);
             Decision decision = decide(effect, m_p.settings.autonomy, m_p.row.tainted);
@@ -494,6 +510,7 @@ private:
     std::vector<models::ToolSpec> m_specs;
     std::vector<Tool*> m_tools;                     // each spec's tool
     std::vector<std::unique_ptr<Tool>> m_mcp_tools; // the MCP servers' this turn
+    std::map<std::string, std::string> m_mcp_down;  // the servers not connected this turn, why
     bool m_mcp_failed = false;                      // the bridge stopped answering, and was named
     std::map<std::string, std::unique_ptr<models::Model>> m_sampling_models; // named by servers
     std::vector<Json> m_conversation;

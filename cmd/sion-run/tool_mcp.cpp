@@ -84,10 +84,13 @@ McpTurn mcp_turn(McpClient& client) {
             servers.push_back(
                 {name, "failed", "did not answer: " + state.error().message(), {}, {}});
     }
-    for (const auto& server : servers)
+    for (const auto& server : servers) {
         if (server.state == "connected")
             for (const auto& tool : server.tools)
                 turn.tools.push_back(std::make_unique<ServerTool>(tool, client));
+        else
+            turn.down[server.name] = server.message.empty() ? server.state : server.message;
+    }
     turn.paragraph = servers_paragraph(servers);
     return turn;
 }

@@ -12,6 +12,7 @@
 #include "lib/result.hpp"
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -107,6 +108,8 @@ struct McpTurn {
     std::vector<std::unique_ptr<Tool>> tools;
     std::string paragraph;
     std::optional<Error> failure; // why the bridge did not answer
+    // The servers not connected, by name: why ("MCP server ghost ended (killed by signal 9)").
+    std::map<std::string, std::string> down;
 };
 
 [[nodiscard]] McpTurn mcp_turn(McpClient& client);

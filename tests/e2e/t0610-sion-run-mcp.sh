@@ -243,7 +243,7 @@ expect_out "session $sid for agent $short
 ✗ no answer: sion-mcp exited with status 1
 the MCP servers did not answer: sion-mcp exited with status 1
 → notes_list_notes {}
-✗ there is no tool named notes_list_notes
+✗ there is no tool named notes_list_notes: MCP server notes did not answer: sion-mcp exited with status 1
 agent: done
 session $sid: done"
 expect_exit 0 run notes.json --task 'Again.' --model script:scripts/crash.json --session "$sid"

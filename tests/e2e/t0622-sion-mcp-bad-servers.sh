@@ -139,6 +139,8 @@ added dies dies
 } | expect_exit 0 bridge -- sion-mcp serve notes dies
 expect_got '{"error":{"code":-32001,"message":"MCP server dies ended (its program exited with status 3)"}}' 1
 expect_got 'failed' 2 servers.1.state
+# Named in the list of servers as it ended, not as one that did not answer.
+expect_got 'MCP server dies ended (its program exited with status 3)' 2 servers.1.message
 expect_got '-32003' 3 error.code
 notes_answered
 

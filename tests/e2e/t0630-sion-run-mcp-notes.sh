@@ -130,4 +130,32 @@ expect_grep '^✗ this call was made before and got no answer' "$scratch/out"
 [ "$(sqlite3 "$db" 'PRAGMA integrity_check')" = ok ] && ok || fail "the store is damaged"
 pgrep -f "$scratch/t0630-slow.py" >/dev/null && fail "a server outlived the sessions: $(pgrep -af t0630-slow)" || ok
 
+# A server killed mid-session (tests/fixtures/mcp/ghost.py kills itself with SIGKILL during a call):
+# the call says how it ended, and a later call of its tools says the server ended and how, not
+# merely that there is no such tool; the session goes on.
+expect_exit 0 timeout 60 sion agent mcp add ghost -- python3 "$SION_SOURCE_DIR/tests/fixtures/mcp/ghost.py"
+cat >ghost.json <<'JSON'
+{"turns": [
+  {"calls": [{"tool": "ghost_read_graph", "input": {}}]},
+  {"calls": [{"tool": "ghost_vanish", "input": {}}]},
+  {"calls": [{"tool": "ghost_read_graph", "input": {}}]},
+  {"text": "The graph is gone."}
+]}
+JSON
+expect_exit 0 timeout 60 sion agent run coder "$agent" --task 'Read the graph.' --model script:ghost.json \
+    --mcp ghost --autonomy L3
+normalise "$scratch/out" >got
+cat >want <<'TXT'
+session 18ea9caaba67d569 for agent d85ed254
+→ ghost_read_graph {}
+← no entities
+→ ghost_vanish {}
+✗ MCP server ghost ended (killed by signal 9)
+→ ghost_read_graph {}
+✗ there is no tool named ghost_read_graph: MCP server ghost ended (killed by signal 9)
+agent: The graph is gone.
+session 18ea9caaba67d569: done
+TXT
+same want got "the session whose server was killed"
+
 done_testing
