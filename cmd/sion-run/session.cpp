@@ -65,6 +65,10 @@ public:
 
     Result<Ending> run() {
         SION_TRY(m_conversation, load_messages(*m_p.db, m_p.row.id));
+        // The lines about MCP servers a run showed are kept for `show`, not for the model.
+        std::erase_if(m_conversation, [](const Json& m) {
+            return m.view().string_or("role", "").value_or("") == "mcp";
+        });
         for (const Json& m : m_conversation)
             for (JsonView c : m.get("calls"))
                 if (auto id = c.string("id"))
@@ -210,6 +214,20 @@ private:
         return nullptr;
     }
 
+    // A line about an MCP server: shown now, and kept among the session's messages as
+    // {"role":"mcp","server","text"} (with "during": the call it came during, if one), so that
+    // `show` shows it where the run did. Never sent to a model.
+    Status mcp_line(const std::string& server, const std::string& text) {
+        m_p.out->mcp(server, text);
+        Json m = Json::object();
+        m.set("role", "mcp");
+        m.set("server", std::string_view(server));
+        m.set("text", std::string_view(text));
+        if (!m_code_parent.empty())
+            m.set("during", std::string_view(m_code_parent));
+        return append_message(*m_p.db, m_p.row.id, m);
+    }
+
     // MCP servers (mcp_client.hpp). At the start: the bridge's notices (tools not offered, and
     // why), and the taint of a task that is a server's prompt.
     Status start_mcp() {
@@ -217,11 +235,12 @@ private:
             return {};
         for (const auto& server : m_p.mcp->first_state()) {
             for (const auto& notice : server.notices)
-                m_p.out->mcp(server.name, notice);
+                SION_CHECK(mcp_line(server.name, notice));
             if (server.state != "connected" && server.notices.empty())
-                m_p.out->mcp(server.name,
-                             "MCP server " + server.name + " is not offered: "
-                                 + (server.message.empty() ? server.state : server.message));
+                SION_CHECK(mcp_line(server.name,
+                                    "MCP server " + server.name + " is not offered: "
+                                        + (server.message.empty() ? server.state
+                                                                  : server.message)));
         }
         if (m_p.prompt.empty() || m_p.row.tainted)
             return {};
@@ -270,7 +289,9 @@ private:
                              ? run_cmd::elicit(params, terminal)
                              : declined("declined, since there is no one to ask here ("
                                         + m_p.person.absent_why() + ")");
-        m_p.out->mcp(server, "MCP server " + server + " asked for input: " + asked.said);
+        if (auto kept = mcp_line(server, "MCP server " + server + " asked for input: " + asked.said);
+            !kept && !m_store_failure)
+            m_store_failure = kept.error();
         return std::move(asked.result);
     }
 
@@ -286,7 +307,10 @@ private:
             m_store_failure = added.error();
             return rpc::Reply::fail(rpc::k_internal_error, "the session cannot record it");
         }
-        m_p.out->mcp(c.server, c.said);
+        if (auto kept = mcp_line(c.server, c.said); !kept) {
+            m_store_failure = kept.error();
+            return rpc::Reply::fail(rpc::k_internal_error, "the session cannot record it");
+        }
         return std::move(c.reply);
     }
 

@@ -92,14 +92,26 @@ int show_command(int argc, const char* const* argv) {
         if (!c.parent.empty())
             children.emplace(c.parent, &c);
     }
+    // The lines about MCP servers shown during a call, by the call.
+    std::multimap<std::string, JsonView> during;
+    for (const Json& m : messages)
+        if (m.view().string_or("role", "").value_or("") == "mcp")
+            if (auto call = m.view().string("during"))
+                during.emplace(std::string(*call), m.view());
     bool live = state_now(row) == "running";
     auto out = make_output(args.has("json"), stdout);
+    auto mcp_line = [&](JsonView m) {
+        out->mcp(m.string_or("server", "").value_or(""), m.string_or("text", "").value_or(""));
+    };
     // A call, the calls its program made, then its result; one left without an answer says why.
     std::function<void(const CallRow&)> show = [&](const CallRow& call) {
         out->call(call);
         auto [first, last] = children.equal_range(call.call_id);
         for (auto it = first; it != last; ++it)
             show(*it->second);
+        auto [said, said_end] = during.equal_range(call.call_id);
+        for (auto it = said; it != said_end; ++it)
+            mcp_line(it->second);
         if (call.state != "running") {
             out->result(call);
             return;
@@ -116,6 +128,10 @@ int show_command(int argc, const char* const* argv) {
     out->session(row, false);
     for (const Json& m : messages) {
         std::string_view role = m.view().string_or("role", "").value_or("");
+        if (role == "mcp" && !m.view().get("during").exists()) {
+            mcp_line(m.view());
+            continue;
+        }
         if (role == "user") {
             out->task(m.view().string_or("text", "").value_or(""), m.get("images"));
             continue;

@@ -168,6 +168,24 @@ $seed_calls
 $seed_rest
 session $sid: done"
 expect_calls notes_add_note 0
+# show shows the notices where the run printed them, and --json has them as mcp events.
+expect_exit 0 sion-run show "$sid"
+expect_out "session $sid for agent $short
+MCP server notes: export_notes is new and was not reviewed, so it is not offered (\`sion agent mcp review notes\`)
+MCP server notes: add_note changed since it was reviewed, so it is not offered (\`sion agent mcp review notes\`)
+you: Keep a note about the release.
+$seed_calls
+✗ there is no tool named notes_add_note
+$seed_rest
+session $sid: done"
+expect_exit 0 sion-run show "$sid" --json && keep_events
+expect_text <(grep -c '^{"event":"mcp","server":"notes","text":"MCP server notes: ' "$scratch/out") "mcp events" 2
+# Kept as the session's messages: continued, the session goes on (they are not the model's), and
+# the new run's are kept beside the first's.
+model once '{"text": "done"}'
+expect_exit 0 run changed.json --task 'Once more.' --model script:scripts/once.json --session "$sid"
+expect_exit 0 sqlite3 "$db" "SELECT count(*) FROM messages WHERE session = '$sid' AND content LIKE '{\"role\":\"mcp\"%'"
+expect_out 4
 expect_exit 0 run changed.json --task x --model script:scripts/again.json --mcp notes --mcp web --json && keep_events
 expect_grep '^\{"event":"mcp","server":"notes","text":"MCP server notes: export_notes is new' "$scratch/out"
 expect_grep '^\{"event":"mcp","server":"web","text":"MCP server web is not offered: did not answer: the program exited with status 1"\}$' "$scratch/out"
@@ -458,6 +476,10 @@ expect_text <(argv | grep -c -- --ask) ask 0
 expect_exit 0 run notes.json --task 'Ask.' --model script:scripts/ask.json --mcp notes --autonomy L3
 expect_grep '^MCP server notes asked for input: declined, since there is no one to ask here \(no terminal\)$' "$scratch/out"
 expect_grep '^← answered \[\{"action":"decline"\}\]$' "$scratch/out"
+# show puts what a server asked during a call between the call and its result, as the run did.
+sed -n '2,$p' "$scratch/out" >live
+expect_exit 0 sion-run show "$(session_id)"
+expect_text <(sed -n '3,$p' "$scratch/out") "show of the asking session" "$(cat live)"
 
 # A prompt as the task: its text is the person's message, and its words are the server's, so the
 # session is tainted from its start. Its server is connected for it.
