@@ -358,7 +358,7 @@ Result<Account> Issuer::exchange_code(std::string_view client_id, std::string_vi
                              {"client_id", client_id},
                              {"code_verifier", pkce.verifier},
                              {"resource", k_resource}}),
-                       std::move(account), nonce);
+                       std::move(account), nonce, {std::string(code), pkce.verifier});
 }
 
 Result<Account> Issuer::renew(const Account& account) {
@@ -366,7 +366,7 @@ Result<Account> Issuer::renew(const Account& account) {
                                      {"client_id", account.client_id},
                                      {"refresh_token", account.refresh_token},
                                      {"resource", k_resource}}),
-                               account, "");
+                               account, "", {account.refresh_token});
     if (!renewed)
         return renewed.error().context("cannot renew the ChatGPT sign-in");
     return renewed;
@@ -382,22 +382,27 @@ Status Issuer::revoke(const Account& account) {
     w.body = form({{"token", account.refresh_token},
                    {"token_type_hint", "refresh_token"},
                    {"client_id", account.client_id}});
+    w.secrets = {account.refresh_token};
     auto reply = m_wire.send(w);
     wipe(w.body);
+    wipe(w.secrets.front());
     if (!reply)
         return reply.error().context("cannot revoke the ChatGPT sign-in");
     return {};
 }
 
 Result<Account> Issuer::read_tokens(std::string form_body, Account account,
-                                    std::string_view nonce) {
+                                    std::string_view nonce, std::vector<std::string> secrets) {
     SION_TRY(IssuerMetadata m, metadata());
     WireRequest w;
     w.url = m.token_endpoint;
     w.headers.add("Content-Type", "application/x-www-form-urlencoded");
     w.body = std::move(form_body);
+    w.secrets = std::move(secrets);
     auto replied = json_reply(m_wire, w, "the token endpoint");
     wipe(w.body);
+    for (std::string& secret : w.secrets)
+        wipe(secret);
     SION_TRY(Json reply, std::move(replied));
     JsonView r = reply.view();
     auto access = r.string("access_token");

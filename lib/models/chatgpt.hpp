@@ -190,8 +190,10 @@ public:
     [[nodiscard]] Status revoke(const Account& account);
 
 private:
+    // `secrets`: what of `form` its errors must not show (a code, a verifier, a refresh token).
     [[nodiscard]] Result<Account> read_tokens(std::string form, Account account,
-                                              std::string_view nonce);
+                                              std::string_view nonce,
+                                              std::vector<std::string> secrets);
 
     Endpoints m_endpoints;
     Wire m_wire;

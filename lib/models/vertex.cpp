@@ -231,17 +231,23 @@ Result<std::string> VertexTokens::mint(Wire& wire) {
         SION_TRY(std::string assertion, service_account_assertion(c, std::time(nullptr)));
         w.body = form({{"grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer"},
                        {"assertion", assertion}});
+        w.secrets = {assertion};
+        wipe(assertion);
     } else {
         w.body = form({{"grant_type", "refresh_token"},
                        {"client_id", c.string_or("client_id", "").value_or("")},
                        {"client_secret", c.string_or("client_secret", "").value_or("")},
                        {"refresh_token", c.string_or("refresh_token", "").value_or("")}});
+        w.secrets = {std::string(c.string_or("client_secret", "").value_or("")),
+                     std::string(c.string_or("refresh_token", "").value_or(""))};
     }
     std::string what = format("cannot get a token for Vertex AI from '%s' with '%s'",
                               redact_url(uri).c_str(), m_settings.credentials_path.c_str());
     int64_t asked = wire.now();
     auto reply = wire.send(w);
     wipe(w.body);
+    for (std::string& secret : w.secrets)
+        wipe(secret);
     if (!reply)
         return reply.error().context(what);
     auto doc = Json::parse(reply->body);

@@ -4,6 +4,7 @@
 
 #include "lib/curl_api.hpp"
 #include "lib/json.hpp"
+#include "lib/redact.hpp"
 #include "lib/secrets.hpp"
 #include "lib/text.hpp"
 #include "lib/utf8.hpp"
@@ -114,27 +115,33 @@ std::string one_line(std::string_view text) {
     return first == std::string::npos ? std::string() : out.substr(first, last - first + 1);
 }
 
-// What a message must not show: the values of the request's headers long enough to be secrets.
-std::vector<std::string> secrets_of(const HttpHeaders& headers) {
-    std::vector<std::string> out;
-    for (const auto& [name, value] : headers.entries()) {
+// Whether a header of that name carries a credential: Authorization, x-api-key, api-key,
+// x-goog-api-key, x-amz-security-token and their like. Others (Content-Type, Accept, a version, a
+// date, a hash) are not secrets, and a message may show what is like them.
+bool is_credential_header(std::string_view name) {
+    std::string lower;
+    for (char c : name)
+        lower += c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+    for (std::string_view part : {"auth", "key", "token", "secret", "signature", "credential",
+                                  "password", "cookie"})
+        if (lower.find(part) != std::string::npos)
+            return true;
+    return false;
+}
+
+// What a message must not show: the credentials of the request's headers (a bearer token on its
+// own too), and those its body carries.
+Redactor redactor_of(const WireRequest& request) {
+    std::vector<std::string> out = request.secrets;
+    for (const auto& [name, value] : request.headers.entries()) {
+        if (!is_credential_header(name))
+            continue;
         std::string_view v = value;
         if (v.size() > 7 && (v.substr(0, 7) == "Bearer " || v.substr(0, 7) == "bearer "))
             out.emplace_back(v.substr(7));
-        if (v.size() >= 8)
-            out.emplace_back(v);
+        out.emplace_back(v);
     }
-    return out;
-}
-
-std::string redacted(std::string message, const std::vector<std::string>& secrets) {
-    for (const std::string& s : secrets) {
-        if (s.size() < 8)
-            continue;
-        for (size_t at = message.find(s); at != std::string::npos; at = message.find(s, at))
-            message.replace(at, s.size(), "[redacted]");
-    }
-    return message;
+    return Redactor(out);
 }
 
 int64_t unix_ms() {
@@ -316,13 +323,13 @@ Result<WireReply> Wire::send(const WireRequest& request) {
         }
         return true;
     };
-    const std::vector<std::string> secrets = secrets_of(request.headers);
+    const Redactor redactor = redactor_of(request);
     auto sent = m_client->send(http);
     if (refused)
         return std::move(*refused);
     if (stopped) {
         m_last_status = reply.status;
-        return Error(stopped->exit(), redacted(stopped->message(), secrets));
+        return Error(stopped->exit(), redactor.redact(stopped->message()));
     }
     if (!sent) {
         // A malformed proxy variable or an SSL_CERT_FILE that cannot be read (Exit::config) fails
@@ -333,7 +340,7 @@ Result<WireReply> Wire::send(const WireRequest& request) {
         std::string why = sent.error().message();
         if (is_2xx(reply.status))
             why = "the answer was cut off: " + why;
-        return Error(exit, redacted(why, secrets));
+        return Error(exit, redactor.redact(why));
     }
     m_last_status = sent->status;
     if (!is_2xx(sent->status)) {
@@ -342,7 +349,7 @@ Result<WireReply> Wire::send(const WireRequest& request) {
         if (said.empty())
             said = status_words(sent->status);
         return Error(exit_for_http_status(sent->status),
-                     redacted(format("HTTP %d: %s", sent->status, said.c_str()), secrets));
+                     redactor.redact(format("HTTP %d: %s", sent->status, said.c_str())));
     }
     reply.status = sent->status;
     reply.streamed = mode != Mode::whole;

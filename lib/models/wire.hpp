@@ -8,8 +8,11 @@
 // else the status's own words), its exit code exit_for_http_status()'s. A provider that cannot be
 // reached, that times out (SION_MODEL_TIMEOUT seconds, 600 by default), cuts the connection or
 // sends more than the size limit is Exit::unavailable: another model may answer. An error a
-// stream's handler returns ends the call with it. Any value of the request's headers (a key, a
-// token, a signature) found in a message is replaced by "[redacted]".
+// stream's handler returns ends the call with it. Every message is redacted (lib/redact.hpp) of
+// the credentials of the request's headers (those named like Authorization, x-api-key, a token, a
+// signature) and of WireRequest::secrets: the whole, any 12 of their characters in any case, split
+// by white space, or in base64, become "[redacted]". The provider's words reach the session only
+// through these messages, so this is where its text is cleaned of them.
 //
 // Base URLs: https to any public address; http or https to an address of this machine (loopback),
 // for servers on it and for tests; private addresses (10/8, 172.16/12, 192.168/16, link-local,
@@ -115,6 +118,9 @@ struct WireRequest {
     std::string url;
     HttpHeaders headers;
     std::string body;
+    // Secrets the body carries (a refresh token, a client secret), kept out of messages as the
+    // headers' credentials are.
+    std::vector<std::string> secrets;
     // When set, the answer is asked for as a stream: a 2xx body of type text/event-stream goes
     // here event by event (and WireReply::streamed is set); any other 2xx body comes whole.
     // Returning an error ends the call with it.
