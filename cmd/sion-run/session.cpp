@@ -3,6 +3,7 @@
 #include "cmd/sion-run/session.hpp"
 
 #include "cmd/sion-run/elicit.hpp"
+#include "cmd/sion-run/shown.hpp"
 #include "lib/journal.hpp"
 #include "lib/state.hpp"
 #include "lib/text.hpp"
@@ -359,9 +360,10 @@ private:
             // The call's line is in the transcript already when that is on the terminal too.
             std::string question =
                 ::isatty(STDOUT_FILENO) == 1
-                    ? row.why + ". Run it? [y/N] "
-                    : format("→ %s %s\n%s. Run it? [y/N] ", call.tool.c_str(),
-                             canonical_json(call.input).c_str(), row.why.c_str());
+                    ? shown_line(row.why) + ". Run it? [y/N] "
+                    : format("→ %s %s\n%s. Run it? [y/N] ", shown_line(call.tool).c_str(),
+                             shown_line(canonical_json(call.input)).c_str(),
+                             shown_line(row.why).c_str());
             if (!m_p.person.allows(question))
                 return refuse(row, "the person did not allow this call (" + row.why + ")");
         }

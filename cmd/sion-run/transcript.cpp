@@ -2,6 +2,8 @@
 // The transcript's lines and the JSON events, from the same records.
 #include "cmd/sion-run/transcript.hpp"
 
+#include "cmd/sion-run/shown.hpp"
+
 #include "lib/log.hpp"
 #include "lib/picture.hpp"
 #include "lib/text.hpp"
@@ -51,47 +53,47 @@ public:
     }
 
     void task(std::string_view text, JsonView pictures) override {
-        put(m_out, "you: " + std::string(text));
+        put(m_out, "you: " + shown_lines(text));
         for (JsonView image : pictures) {
-            std::string_view name = image.string_or("name", "").value_or("");
+            std::string name = shown_line(image.string_or("name", "").value_or(""));
             std::string_view type = picture_type(image);
-            put(m_out, format("you: [picture %.*s, %.*s, %zu bytes]", static_cast<int>(name.size()),
-                              name.data(), static_cast<int>(type.size()), type.data(),
-                              picture_size(image)));
+            put(m_out, format("you: [picture %s, %.*s, %zu bytes]", name.c_str(),
+                              static_cast<int>(type.size()), type.data(), picture_size(image)));
         }
     }
 
-    void notice(std::string_view text) override { put(m_out, text); }
+    void notice(std::string_view text) override { put(m_out, shown_line(text)); }
 
-    void mcp(std::string_view, std::string_view text) override { put(m_out, text); }
+    void mcp(std::string_view, std::string_view text) override { put(m_out, shown_line(text)); }
 
     void reasoning(std::string_view text) override {
         size_t at = 0;
         while (at <= text.size()) {
             size_t nl = text.find('\n', at);
-            put(m_out,
-                "~ " + std::string(text.substr(at, nl == std::string_view::npos ? nl : nl - at)));
+            put(m_out, "~ " + shown_line(text.substr(at, nl == std::string_view::npos ? nl : nl - at)));
             if (nl == std::string_view::npos)
                 break;
             at = nl + 1;
         }
     }
 
-    void text(std::string_view text) override { put(m_out, "agent: " + std::string(text)); }
+    void text(std::string_view text) override { put(m_out, "agent: " + shown_lines(text)); }
 
     void call(const CallRow& call) override {
-        put(m_out, indented(call, "→ " + call.tool + " " + canonical_json(call.input)));
+        put(m_out, indented(call, "→ " + shown_line(call.tool) + " "
+                                      + shown_line(canonical_json(call.input))));
     }
 
     void result(const CallRow& call) override {
-        put(m_out, indented(call, (failed_state(call.state) ? "✗ " : "← ") + call.result));
+        put(m_out,
+            indented(call, (failed_state(call.state) ? "✗ " : "← ") + shown_lines(call.result)));
         if (call.tainted)
-            put(m_out, indented(call, "the session is tainted: what " + call.tool
+            put(m_out, indented(call, "the session is tainted: what " + shown_line(call.tool)
                                           + " returned came from outside"));
     }
 
     void end(const SessionRow& row, const Ending& ending) override {
-        put(m_out, ending_line(row.id, ending));
+        put(m_out, shown_line(ending_line(row.id, ending)));
     }
 
 private:
