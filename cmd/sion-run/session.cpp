@@ -277,6 +277,7 @@ private:
         Json note = Json::object();
         note.set("role", "user");
         note.set("text", std::string_view(turn.paragraph));
+        note.set("note", true);
         m_conversation.push_back(std::move(note));
         return true;
     }

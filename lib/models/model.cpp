@@ -160,6 +160,20 @@ JsonView kept_for(JsonView message, std::string_view member, const Origin& origi
     return kept;
 }
 
+bool is_note(JsonView message) {
+    return message.string_or("role", "").value_or("") == "user"
+           && message.get("note").as_bool().value_or(false);
+}
+
+size_t persons_last(std::span<const Json> conversation) {
+    size_t last = 0;
+    for (size_t i = 0; i < conversation.size(); ++i)
+        if (conversation[i].view().string_or("role", "").value_or("") == "user"
+            && !is_note(conversation[i].view()))
+            last = i;
+    return last;
+}
+
 bool keeps_any(std::span<const Json> conversation, std::string_view member, const Origin& origin) {
     for (const Json& m : conversation)
         if (kept_for(m, member, origin).exists())

@@ -8,7 +8,9 @@
 //   {"role":"assistant","text":"…","reasoning":"…","calls":[{"id":"c1","tool":"shell","input":{…}}]}
 //   {"role":"tool","call":"c1","tool":"shell","text":"…","error":false,"images":[…]}
 // ("images", pictures as lib/picture.hpp has them, may be absent, as may "text", "reasoning" and
-// "calls" of an assistant's message.) Providers turn
+// "calls" of an assistant's message.) A user message with "note": true is the session's own note
+// to the model (the MCP servers it has this turn), last in what is sent and never stored: it is
+// not the person's, so the task it is in goes on (persons_last()). Providers turn
 // it into their own format and back; what a provider must keep to be sent again (signed thinking,
 // encrypted reasoning) goes in members of its own, which the others ignore: Answer::kept holds
 // them, and the session puts them on the assistant's message as they are. Each such member says
@@ -106,6 +108,12 @@ struct Origin {
 // What an answer keeps for `origin` (Answer::kept): {member: {"by": origin, field: value}}.
 [[nodiscard]] Json kept_member(std::string_view member, const Origin& origin,
                                std::string_view field, Json value);
+
+// Whether `message` is the session's note (see above).
+[[nodiscard]] bool is_note(JsonView message);
+// The index of the person's last message in `conversation` (notes passed over); 0 when there is
+// none. The messages after it are the task's that is under way.
+[[nodiscard]] size_t persons_last(std::span<const Json> conversation);
 
 struct Request {
     std::string_view system;

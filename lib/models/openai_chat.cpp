@@ -62,10 +62,13 @@ Error malformed(const std::string& why) {
     return Error(Exit::unavailable, "the answer is malformed: " + why);
 }
 
-// Mistral takes only ids of nine letters and digits: each id is made one, the same each time.
+// Mistral takes only ids of nine letters and digits: each id is made one, the same each time. One
+// that is one already (Mistral's own) goes back as it came, so the server knows its calls again.
 std::string mistral_id(std::string_view id) {
     static constexpr std::string_view alphabet =
         "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    if (id.size() == 9 && id.find_first_not_of(alphabet) == std::string_view::npos)
+        return std::string(id);
     std::string digest = sha256(id);
     std::string out;
     for (size_t i = 0; i < 9; ++i)
@@ -165,11 +168,20 @@ Json chat_body(const Request& request, const BodyOptions& o) {
         system.set("content", request.system);
         messages.push(std::move(system));
     }
-    // The task a message is for: those after the person's last message are this one's.
-    size_t task_start = 0;
-    for (size_t i = 0; i < request.conversation.size(); ++i)
-        if (request.conversation[i].view().string_or("role", "").value_or("") == "user")
-            task_start = i;
+    // The task a message is for: those after the person's last message are this one's (a note
+    // of the session's is not the person's).
+    std::span<const Json> conversation = request.conversation;
+    size_t task_start = persons_last(conversation);
+    // A note that follows a call's result is sent as the end of that result's text: a user
+    // message after the calls would end the task for the server, which then takes no reasoning
+    // back for the calls it made in it.
+    std::string_view note;
+    if (conversation.size() >= 2 && is_note(conversation.back().view())
+        && conversation[conversation.size() - 2].view().string_or("role", "").value_or("")
+               == "tool") {
+        note = conversation.back().view().string_or("text", "").value_or("");
+        conversation = conversation.first(conversation.size() - 1);
+    }
     // Tool messages follow their assistant's message unbroken: the pictures of a turn's calls
     // wait until its last result.
     std::vector<JsonView> pictured;
@@ -178,8 +190,8 @@ Json chat_body(const Request& request, const BodyOptions& o) {
             messages.push(call_pictures(m));
         pictured.clear();
     };
-    for (size_t i = 0; i < request.conversation.size(); ++i) {
-        JsonView m = request.conversation[i];
+    for (size_t i = 0; i < conversation.size(); ++i) {
+        JsonView m = conversation[i];
         std::string_view role = m.string_or("role", "").value_or("");
         if (role != "tool")
             flush_pictures();
@@ -192,7 +204,11 @@ Json chat_body(const Request& request, const BodyOptions& o) {
             std::string id(m.string_or("call", "").value_or(""));
             out.set("role", "tool");
             out.set("tool_call_id", o.provider->name == "mistral" ? mistral_id(id) : id);
-            out.set("content", m.string_or("text", "").value_or(""));
+            std::string_view text = m.string_or("text", "").value_or("");
+            if (i + 1 == conversation.size() && !note.empty())
+                out.set("content", std::string(text) + "\n\n" + std::string(note));
+            else
+                out.set("content", text);
             if (m.get("images").size() > 0)
                 pictured.push_back(m);
         } else {

@@ -18,8 +18,11 @@
 // Answer::reasoning, and is kept under the name it came by (member "chat": {"by": Origin,
 // "reasoning_content": "…"}) and given back on its assistant's message within the task it was for
 // (the messages after the person's last), only to the same kind, base URL and model, as servers
-// that think between tool calls ask. A request with kept reasoning refused with 400 is sent once
-// more without it. Mistral's tool call ids are made its nine letters and digits.
+// that think between tool calls ask. The session's note (model.hpp) is not the person's: after a
+// call's result it is sent as the end of that result's text, after an empty line, since a user
+// message there would end the task for the server. A request with kept reasoning refused with 400 is sent once
+// more without it. Mistral's tool call ids are made its nine letters and digits
+// (one that is so already, as Mistral's own are, stays as it came).
 #pragma once
 
 #include "lib/models/model.hpp"

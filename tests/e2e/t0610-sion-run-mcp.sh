@@ -294,8 +294,10 @@ expect_text <(argv | tail -n 1) argv notes
 sqlite3 "$db" "DELETE FROM profile_mcp" && ok || fail "cannot drop notes"
 
 # A model of a stand-in chat server on loopback (local:, OpenAI's wire format) records what it is
-# sent: the servers' paragraph is the last message of every request, fresh each turn (the tools
-# changed after notes_change), never stored, and the system prompt the same in every request.
+# sent: the servers' paragraph ends every request, fresh each turn (the tools changed after
+# notes_change), never stored, and the system prompt the same in every request. After the task it
+# is a message of its own; after calls, the end of the last result's text, so that the task goes on
+# for the server (the reasoning of its calls is given back: t0705).
 cat >chat.py <<'PY'
 import http.server, json, sys
 answers, log = json.load(open(sys.argv[1])), sys.argv[2]
@@ -354,11 +356,12 @@ expect_text requests.txt requests '1 system same
 1 last user - `notes` — connected. 14 tools, named `notes_*`.
 1 tools notes_list_notes
 2 system same
-2 last user - `notes` — connected. 2 tools, named `notes_*`.
+2 last tool - `notes` — connected. 2 tools, named `notes_*`.
 2 tools notes_export
 3 system same
-3 last user - `notes` — connected. 2 tools, named `notes_*`.
+3 last tool - `notes` — connected. 2 tools, named `notes_*`.
 3 tools notes_export'
+expect_grep '"role":"tool","tool_call_id":"c1","content":"changed\\n\\n## The MCP servers you have\\n' chat.log
 expect_grep '^\{.*"role":"user","content":"## The MCP servers you have\\nRead at the start of this turn\. A server'"'"'s tools can change between turns, and a server can stop answering, so this is the list that is true now — not whatever was said about them earlier in the conversation\.\\n- `notes` — connected\. 14 tools, named `notes_\*`\."\}\]' chat.log
 [ "$(sqlite3 "$db" "SELECT count(*) FROM messages WHERE session = '$sid' AND content LIKE '%The MCP servers you have%'")" -eq 0 ] &&
     ok || fail "the servers' paragraph was stored as a message"
