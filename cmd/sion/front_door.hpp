@@ -16,9 +16,10 @@ struct Dispatch {
     std::vector<std::string> args;    // what follows the program's name in its argv
 };
 
-// Maps sion's operands (after its own options) to a program: `agent run …` to sion-run, `mcp mail …`
-// to `sion-mcp serve mail …`, `help X` to `man sion-X`. An unknown or missing word is a usage error
-// whose message carries the usage line.
+// Maps sion's operands (after its own options) to a program: `agent run …` to sion-run, `help X`
+// to `man sion-X`. An unknown or missing word is a usage error whose message carries the usage
+// line. Words kept for a program still to come (`mcp mail`, `mcp calendar`, `mcp documents`) are
+// Exit::unavailable: "cannot run 'mcp mail': sion's own MCP servers are not part of this version".
 [[nodiscard]] Result<Dispatch> route(const std::vector<std::string>& operands);
 
 // Where `program` is: $SION_EXEC_PATH, then <dir of this executable>/../libexec/sion, then $PATH.

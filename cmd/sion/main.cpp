@@ -11,7 +11,7 @@ const sion::CommandSpec k_spec{
     "sion [--help] [--version] <command> [<args>...]\n"
     "sion help <program>",
     "Run one of sion's programs: agent run (sion-run), agent mcp (sion-mcp), agent hooks (sion-hooks),\n"
-    "agent routes (sion-route), sandbox (sion-sandbox), mcp mail|calendar|documents (sion-mcp serve).\n"
+    "agent routes (sion-route), sandbox (sion-sandbox), setup (sion-run setup).\n"
     "'sion help PROGRAM' opens the program's manual page.",
     {},
     true,
