@@ -142,6 +142,23 @@ expect_exit 0 sion-run sessions "${coder:0:8}" && head -n 1 "$scratch/out" >"$sc
 # The stored settings are those of the last run: the workspace resolved, the shell, the level.
 expect_exit 0 sion-run show "$sid" --json && keep_events && head -n 1 "$scratch/out" >"$scratch/first"
 expect_grep "\"settings\":\\{\"models\":\\[\"script:$scripts/second.json\"\\],\"workspace\":\"$work\",\"shell\":\"bwrap\",\"autonomy\":\"L3\"\\}" "$scratch/first"
+# A scripted model's path given relative is made absolute against the directory of the run that
+# gives it (sion-run(1), "The scripted model"): kept so in the settings, named so by the run, and
+# found again when the session goes on from elsewhere.
+mkdir -p "$scratch/here"
+echo '{"turns": [{"calls": [{"tool": "missing_tool", "input": {}}]}]}' >"$scratch/here/one.json"
+cd "$scratch/here" || exit 1
+expect_exit 69 run coder "${coder:0:8}" --task 'Once' --model script:one.json --json
+cd "$scratch" || exit 1
+cp "$scratch/out" "$scratch/rel.out"
+expect_grep '"settings":\{"models":\["script:'"$scratch"'/here/one.json"\]' "$scratch/rel.out"
+rsid=$(head -n 1 "$scratch/rel.out" | sed -n 's/.*"session":"\([0-9a-f]\{16\}\)".*/\1/p')
+expect_grep "\"why\":\"the model script:$scratch/here/one.json failed: script '$scratch/here/one.json' has no turn left \\(it has 1\\)\"" "$scratch/rel.out"
+cd / || exit 1
+expect_exit 69 run coder "${coder:0:8}" --task 'Again' --session "$rsid"
+cd "$scratch" || exit 1
+expect_grep "^✗ there is no tool named missing_tool\$" "$scratch/out"
+expect_grep "^session $rsid: failed: the model script:$scratch/here/one.json failed: script '$scratch/here/one.json' has no turn left \\(it has 1\\)\$" "$scratch/out"
 # Each call id is the session's own, though each run's script numbers its calls from call_1_1.
 grep -o '"event":"call","call":"[^"]*"' "$scratch/out" | sort | uniq -d >"$scratch/dups"
 expect_text "$scratch/dups" 'repeated call ids' ''
