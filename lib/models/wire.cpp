@@ -380,9 +380,13 @@ Wire::with_keys(KeyRing& keys,
     if (order.empty())
         return keys.resting_error();
     for (size_t k = 0; k < order.size(); ++k) {
-        auto answer = attempt(keys.key(order[k]));
+        const std::string& key = keys.key(order[k]);
+        auto answer = attempt(key);
         if (answer)
             return answer;
+        // What a provider made of its answer after send() (a whole body's error member) has not
+        // been through send()'s redaction: the key is taken out of it here.
+        answer = Error(answer.error().exit(), Redactor({key}).redact(answer.error().message()));
         int status = m_last_status;
         bool limited = status == 429;
         bool refused = status >= 401 && status <= 403;

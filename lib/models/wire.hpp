@@ -159,7 +159,8 @@ public:
     [[nodiscard]] int64_t last_retry_ms() const { return m_last_retry_ms; }
 
     // Runs `attempt` with a key of `keys` ("" when it has none) as the rotation says (see above);
-    // `attempt` makes one call with it through send() and returns its answer or error.
+    // `attempt` makes one call with it through send() and returns its answer or error, which
+    // comes back redacted of that key (lib/redact.hpp) whatever made it.
     [[nodiscard]] Result<Answer>
     with_keys(KeyRing& keys, const std::function<Result<Answer>(const std::string& key)>& attempt);
 

@@ -259,6 +259,29 @@ TEST(Wire, AModelAskedToWaitIsLeftAloneUntilThen) {
     EXPECT_EQ(server.seen("Host").size(), 2U);
 }
 
+TEST(Wire, AnAttemptsErrorIsRedactedOfItsKey) {
+    // An error the provider made of a whole answer, after send(): the key cut, upper-cased, split.
+    const std::string key = "sk-ant-api03-Zq8v2LmN4xR7tK1pW9yB3cD6fH0jS5gA-abc";
+    Wire wire(Reach::remote);
+    KeyRing keys("ANTHROPIC_API_KEY", key);
+    auto failed = wire.with_keys(keys, [](const std::string& k) -> Result<Answer> {
+        return Error(Exit::data, "HTTP 400: key " + k.substr(0, 16) + "… or KEY:"
+                                     + std::string("ZQ8V2LMN4XR7TK1PW") + " or " + k.substr(20, 8)
+                                     + "\n" + k.substr(28) + ".");
+    });
+    ASSERT_FALSE(failed);
+    EXPECT_EQ(failed.error().exit(), Exit::data);
+    EXPECT_EQ(failed.error().message(),
+              "HTTP 400: key [redacted]… or KEY:[redacted] or [redacted].");
+    // Without a key, nothing to take out.
+    KeyRing none;
+    auto plain = wire.with_keys(none, [](const std::string&) -> Result<Answer> {
+        return Error(Exit::data, "HTTP 400: sk-ant-api03-Zq8v2LmN4xR7tK1pW9yB3cD6fH0jS5gA");
+    });
+    ASSERT_FALSE(plain);
+    EXPECT_EQ(plain.error().message(), "HTTP 400: sk-ant-api03-Zq8v2LmN4xR7tK1pW9yB3cD6fH0jS5gA");
+}
+
 TEST(Wire, StatusesAndTheirMessages) {
     struct Case {
         int status;
