@@ -2,6 +2,7 @@
 // sion-run sessions and show: what the stored sessions did.
 #include "cmd/sion-run/commands.hpp"
 #include "cmd/sion-run/store.hpp"
+#include "cmd/sion-run/shown.hpp"
 #include "cmd/sion-run/transcript.hpp"
 #include "lib/agents.hpp"
 #include "lib/home.hpp"
@@ -59,7 +60,7 @@ int sessions_command(int argc, const char* const* argv) {
         auto calls = or_die(load_calls(db, row.id));
         std::printf("%s %s %s %zu call%s %s\n", row.id.c_str(), short_agent_id(row.agent).c_str(),
                     state_now(row).c_str(), calls.size(), calls.size() == 1 ? "" : "s",
-                    headline(row.task).c_str());
+                    shown_line(headline(row.task)).c_str());
     }
     return 0;
 }

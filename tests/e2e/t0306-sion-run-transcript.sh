@@ -81,6 +81,15 @@ expect_exit 0 sion-run show "$sid"
 expect_out "$(printf '%s\n' "$want" | sed '1a\
 you: Try them.' | grep -v '^MCP server ')"
 
+# A task with an escape in it: show and the list of sessions show it escaped (a server's prompt
+# can be a task).
+expect_exit 0 run --task $'Fix \e[31mit\nnow' --model script:scripts/esc.json --workspace work --autonomy L3
+tsid=$(sed -n '1s/^session \([0-9a-f]\{16\}\) for agent [0-9a-f]\{8\}$/\1/p' "$scratch/out")
+expect_exit 0 sion-run show "$tsid" && sed -n 2p "$scratch/out" >"$scratch/task"
+expect_text "$scratch/task" 'the task in show' 'you: Fix \x1b[31mit'
+expect_exit 0 sion-run sessions && grep "^$tsid " "$scratch/out" >"$scratch/listed"
+expect_text "$scratch/listed" 'the task in the list' "$tsid ${agent:0:8}…${agent:60:4} done 4 calls Fix \x1b[31mit"
+
 # --json keeps the text as it came: JSON escapes the control characters, and nothing else does.
 expect_exit 0 run --task 'Again.' --model script:scripts/esc.json --workspace work --mcp notes --mcp web --autonomy L3 --json
 python3 - "$scratch/out" >"$scratch/texts" <<'PY'
