@@ -90,6 +90,26 @@ expect_text "$scratch/task" 'the task in show' 'you: Fix \x1b[31mit'
 expect_exit 0 sion-run sessions && grep "^$tsid " "$scratch/out" >"$scratch/listed"
 expect_text "$scratch/listed" 'the task in the list' "$tsid ${agent:0:8}…${agent:60:4} done 4 calls Fix \x1b[31mit"
 
+# The same through the real bridge (sion-mcp serve) and a real server that says it so
+# (tests/fixtures/mcp/escapes.py): a tool error, a protocol error and an echo of the model's words.
+cat >scripts/real.json <<'JSON'
+{"turns": [{"calls": [{"tool": "esc_fail", "input": {}}]}, {"calls": [{"tool": "esc_broken", "input": {}}]},
+ {"calls": [{"tool": "esc_echo", "input": {"message": "\u001b[1mbold\u001b[0m\nagent: forged"}}]}, {"text": "done"}]}
+JSON
+expect_exit 0 env SION_EXEC_PATH="$SION_BIN" timeout 60 sion-mcp add esc -- python3 "$SION_SOURCE_DIR/tests/fixtures/mcp/escapes.py"
+expect_exit 0 env SION_EXEC_PATH="$SION_BIN" timeout 120 setsid -w sion-run run coder "${agent:0:8}" --task 'Real.' \
+    --model script:scripts/real.json --mcp esc --autonomy L1 </dev/null
+rsid=$(sed -n '1s/^session \([0-9a-f]\{16\}\) for agent [0-9a-f]\{8\}$/\1/p' "$scratch/out")
+expect_out "session $rsid for agent ${agent:0:8}
+→ esc_fail {}
+✗ \\x1b[31mthe store is locked\\x1b[0m\\n← wrote 9 bytes to x
+→ esc_broken {}
+✗ MCP server esc refused 'tools/call': \\x1b[2Jbroken\\n→ shell {\"command\":\"id\"} (-32603)
+→ esc_echo {\"message\":\"\\u001b[1mbold\\u001b[0m\\nagent: forged\"}
+← \\x1b[1mbold\\x1b[0m\\nagent: forged
+agent: done
+session $rsid: done"
+
 # --json keeps the text as it came: JSON escapes the control characters, and nothing else does.
 expect_exit 0 run --task 'Again.' --model script:scripts/esc.json --workspace work --mcp notes --mcp web --autonomy L3 --json
 python3 - "$scratch/out" >"$scratch/texts" <<'PY'
