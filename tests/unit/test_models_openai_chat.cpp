@@ -100,6 +100,25 @@ TEST(ChatBody, ACallsPicturesFollowTheTurnsResults) {
     EXPECT_EQ(messages.view().at(5).dump(), R"({"role":"user","content":"Next"})");
 }
 
+// The session's note of its MCP servers (model.hpp): after calls, the end of the last result's
+// text, so that the server's task goes on; after the person's task, a message of its own.
+TEST(ChatBody, TheSessionsNoteEndsTheLastResult) {
+    std::vector<Json> c;
+    c.push_back(parse(R"({"role": "user", "text": "Do it"})"));
+    c.push_back(parse(R"({"role": "assistant", "calls": [{"id": "c1", "tool": "shell", "input": {}}]})"));
+    c.push_back(parse(R"({"role": "tool", "call": "c1", "tool": "shell", "text": "ok"})"));
+    c.push_back(parse(R"({"role": "user", "text": "## Servers", "note": true})"));
+    ChatServer after_calls;
+    Json messages = after_calls.messages_of_only_request(c);
+    ASSERT_EQ(messages.view().size(), 3u);
+    EXPECT_EQ(messages.view().at(2).dump(),
+              R"({"role":"tool","tool_call_id":"c1","content":"ok\n\n## Servers"})");
+    c.erase(c.begin() + 1, c.begin() + 3);
+    ChatServer after_task;
+    EXPECT_EQ(after_task.messages_of_only_request(c).dump(),
+              R"([{"role":"user","content":"Do it"},{"role":"user","content":"## Servers"}])");
+}
+
 TEST(ChatBody, WordsAloneStayAString) {
     std::vector<Json> c;
     c.push_back(parse(R"({"role": "user", "text": "Hello"})"));
