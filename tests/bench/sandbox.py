@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # sion-sandbox's per-command wall time, a report and never a gate (issue 3, "Benchmark"): the median
 # of N runs of `sion-sandbox exec -- /bin/true` against bare bwrap with exactly the same layout (read
-# from a running sandbox's bwrap command line), and a command in a warm `serve` sandbox against a
+# from a running sandbox's bwrap command line, the seccomp filter included, run by the same user:
+# as root, uid 2000010001), and a command in a warm `serve` sandbox against a
 # plain fork+exec of the same command; and a command with the Docker backend, when an engine runs and
 # SION_TEST_IMAGE names an image on this machine by digest (scripts/docker-test-env prints one);
 # otherwise it says why and skips that figure.
@@ -11,6 +12,7 @@
 import argparse
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -54,39 +56,68 @@ def bwrap_layout(sandbox, workspace):
         p.wait()
 
 
-def bare_command(layout):
+# As root, sion-sandbox stages the workspace and itself at /run/0 and /run/1 of a mount namespace of
+# its own and runs bwrap as this uid (sandboxd/stage.hpp); bare bwrap is given the paths themselves,
+# and runs as the same uid.
+HOST_ID = 2000010001
+
+
+def bare_command(layout, workspace, sandbox, seccomp):
     """The same layout, running /bin/true directly; and the descriptors it reads, each with what
-    it holds: a --file copy of the host's file, or a line for an --ro-bind-data pipe."""
+    it holds: ("file", a host's file) for a --file copy, ("data", bytes) for an --ro-bind-data pipe
+    or the --seccomp filter."""
+    staged = {"/run/0": workspace, "/run/1": os.path.realpath(sandbox)} if os.geteuid() == 0 else {}
     out, data, i = [], [], 0
     cut = layout.index("--")
     while i < cut:
         if layout[i] in ("--ro-bind-data", "--file"):
-            data.append((layout[i + 1], layout[i + 2] if layout[i] == "--file" else None))
+            data.append((layout[i + 1], ("file", layout[i + 2]) if layout[i] == "--file"
+                         else ("data", b"x:x:1:1::/:/bin/sh\n")))
             out += layout[i:i + 3]
             i += 3
             continue
-        out.append(layout[i])
+        if layout[i] == "--seccomp":
+            data.append((layout[i + 1], ("data", seccomp)))
+            out += layout[i:i + 2]
+            i += 2
+            continue
+        out.append(staged.get(layout[i], layout[i]))
         i += 1
     return out + ["--", "/bin/true"], data
 
 
+def seccomp_filter(build):
+    """The filter sion-sandbox gives bwrap, as the build compiled it."""
+    text = open(os.path.join(build, "sandboxd", "seccomp_filter.inc")).read()
+    return bytes(int(h, 16) for h in re.findall(r"0x([0-9a-f]{2})", text))
+
+
 def with_data_fds(argv, fds):
-    """Runs argv with each of `fds` open: the host's file it names, or a fresh pipe holding a line
-    (bwrap reads them to their end)."""
+    """Runs argv with each of `fds` open (bare_command's), as HOST_ID when this is root."""
     opened = []
-    for fd, path in fds:
-        if path:
-            r = os.open(path, os.O_RDONLY)
+    for fd, (kind, what) in fds:
+        if kind == "file":
+            r = os.open(what, os.O_RDONLY)
         else:
             r, w = os.pipe()
-            os.write(w, b"x:x:1:1::/:/bin/sh\n")
+            os.write(w, what)
             os.close(w)
         os.dup2(r, int(fd), inheritable=True)
         os.close(r)
         opened.append(int(fd))
+    root = os.geteuid() == 0
+    groups = os.getgroups()
+    if root:
+        os.setgroups([])
+        os.setresgid(HOST_ID, HOST_ID, 0)
+        os.setresuid(HOST_ID, HOST_ID, 0)
     try:
         return spawn_wait(argv)
     finally:
+        if root:
+            os.setresuid(0, 0, 0)
+            os.setresgid(0, 0, 0)
+            os.setgroups(groups)
         for fd in opened:
             os.close(fd)
 
@@ -143,8 +174,11 @@ def main():
     if not sandbox or not shutil.which("bwrap"):
         sys.exit("sandbox.py: needs sion-sandbox (--bin DIR) and bwrap")
     workspace = tempfile.mkdtemp(prefix="sion-bench.")
+    os.chmod(workspace, 0o777)  # bare bwrap as HOST_ID enters it without sion's idmapped mount
     try:
-        bare, data = bare_command(bwrap_layout(sandbox, workspace))
+        build = os.path.dirname(os.path.dirname(sandbox))
+        bare, data = bare_command(bwrap_layout(sandbox, workspace), workspace, sandbox,
+                                  seccomp_filter(build))
         ours = [sandbox, "exec", "--workspace", workspace, "--", "/bin/true"]
         for _ in range(5):
             with_data_fds(bare, data)
