@@ -237,7 +237,8 @@ private:
 
     // What the server lists against its pins: the tools offered and the notices for the rest.
     void offer(Server& s, JsonView listed) {
-        std::vector<ToolDef> defs = tool_defs(listed, s.entry->config.effects, s.name);
+        std::vector<ToolDef> defs =
+            tool_defs(listed, s.entry->config.effects, s.name, s.entry->config.local);
         s.offered.clear();
         s.order.clear();
         s.notices.clear();
@@ -259,8 +260,7 @@ private:
             o.tool = t.name;
             o.effect = t.effect;
             o.idempotent = t.idempotent;
-            o.taints = t.effect == Effect::external
-                || effect_of_annotations(t.definition.get("annotations")) == Effect::external;
+            o.taints = taints(t);
             JsonView schema = t.definition.get("inputSchema");
             o.spec = tool_spec(s.name + "_" + t.name, t.description,
                                schema.is_object() ? Json::copy_of(schema)

@@ -133,6 +133,8 @@ Json config_to_json(const ServerConfig& c) {
             e.set(tool, effect_name(effect));
         j.set("effects", std::move(e));
     }
+    if (!c.local.empty())
+        j.set("local", strings({c.local.begin(), c.local.end()}));
     j.set("timeout", c.timeout_s);
     return j;
 }
@@ -179,6 +181,8 @@ Result<ServerConfig> config_from_json(JsonView j) {
             c.effects.emplace(std::string(item.key()), effect);
         }
     }
+    SION_TRY(std::vector<std::string> local, strings_of(j, "local"));
+    c.local.insert(local.begin(), local.end());
     SION_TRY(int64_t timeout, j.integer_or("timeout", k_default_timeout_s));
     if (timeout < 1 || timeout > 86400)
         return Error(Exit::data, "member 'timeout' is not between 1 and 86400");
@@ -231,6 +235,27 @@ Result<ChildSpec> launch_spec(const ServerConfig& c) {
                                       "DOCKER_CONTEXT", "DOCKER_CONFIG", "XDG_RUNTIME_DIR"}))
         spec.env.push_back(std::move(var));
     return spec;
+}
+
+Status set_effect(ServerConfig& c, std::string_view given) {
+    size_t eq = given.find('=');
+    std::string_view said = eq == std::string_view::npos ? "" : given.substr(eq + 1);
+    bool local = said == "read-local" || said == "write-local";
+    auto effect = parse_effect(local ? said.substr(0, said.size() - 6) : said);
+    if (eq == std::string_view::npos || eq == 0)
+        return Error(Exit::usage, "--effect takes TOOL=read|read-local|write|write-local|external|"
+                                  "spend, not '" + one_line_of(given) + "'");
+    if (!effect)
+        return Error(Exit::usage, "unknown effect '" + one_line_of(said)
+                                      + "': give read, read-local, write, write-local, external "
+                                        "or spend");
+    std::string tool(given.substr(0, eq));
+    c.effects[tool] = *effect;
+    if (local)
+        c.local.insert(tool);
+    else
+        c.local.erase(tool);
+    return {};
 }
 
 Result<std::pair<std::string, std::string>> parse_header(std::string_view given) {

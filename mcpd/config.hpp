@@ -3,7 +3,8 @@
 // sion.db's mcp_servers.config:
 //   {"command":["python3","/home/me/notes-server.py"],"shown":["python3","notes-server.py"],
 //    "dir":"/home/me/notes","env":["NOTES_KEY"],"sandbox":"bwrap","network":"none",
-//    "sandbox_read":["/opt/node"],"effects":{"export_notes":"spend"},"timeout":60}
+//    "sandbox_read":["/opt/node"],"effects":{"export_notes":"spend","query":"read"},
+//    "local":["query"],"timeout":60}
 // (all but "command" may be absent), or for a server over HTTP:
 //   {"url":"https://mcp.example.com/mcp","headers":[["X-Key","${NOTES_KEY}"]],"transport":"sse",
 //    "auth":{"issuer":"https://as.example.com","client_id":"sion-notes","secret_env":"NOTES_SECRET",
@@ -25,6 +26,7 @@
 #include "lib/result.hpp"
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -61,6 +63,9 @@ struct ServerConfig {
     std::string network;                  // the sandbox's --network; empty: none
     std::vector<std::string> sandbox_read; // more directories the sandbox shows, read-only
     std::map<std::string, Effect> effects; // the user's --effect overrides
+    // Tools the user said reach only this machine (--effect TOOL=read-local or write-local):
+    // what they return does not taint a session.
+    std::set<std::string> local;
     int timeout_s = k_default_timeout_s;  // a call with no answer by then is uncertain
     std::string url;                      // over HTTP: no command, sandbox, dir or env
     std::vector<std::pair<std::string, std::string>> headers; // added to its requests, unexpanded
@@ -84,6 +89,11 @@ struct ServerConfig {
 // with the sandbox's options and the command. stdin and stdout are pipes; stderr is /dev/null.
 // Exit::unavailable when sion-sandbox cannot be found for a sandboxed one.
 [[nodiscard]] Result<ChildSpec> launch_spec(const ServerConfig& config);
+
+// --effect's TOOL=EFFECT: `effect` read, write, external or spend, or read-local or write-local
+// (a read or a write of what is on this machine only, whose results do not taint), set in
+// `config`'s effects and local. Exit::usage naming what is given otherwise.
+[[nodiscard]] Status set_effect(ServerConfig& config, std::string_view given);
 
 // "Name: value" of --header: Exit::usage unless Name is an HTTP token the transport does not set
 // itself and the value holds no control character.

@@ -95,7 +95,7 @@ bool offerable_name(std::string_view server, std::string_view tool) {
 }
 
 std::vector<ToolDef> tool_defs(JsonView tools, const std::map<std::string, Effect>& effects,
-                               std::string_view server) {
+                               std::string_view server, const std::set<std::string>& local) {
     std::vector<ToolDef> defs;
     std::set<std::string, std::less<>> seen;
     for (JsonView t : tools) {
@@ -115,6 +115,8 @@ std::vector<ToolDef> tool_defs(JsonView tools, const std::map<std::string, Effec
             d.effect = o->second;
         if (d.effect == Effect::read)
             d.idempotent = true;
+        d.local = local.contains(d.name)
+            && (d.effect == Effect::read || d.effect == Effect::write);
         if (!offerable_name(server, d.name))
             d.unusable = "its name is not 1 to 64 letters, digits, '_' and '-' with the server's "
                          "name before it";
@@ -127,8 +129,14 @@ std::vector<ToolDef> tool_defs(JsonView tools, const std::map<std::string, Effec
     return defs;
 }
 
+bool taints(const ToolDef& tool) {
+    return !tool.local
+        && (tool.effect == Effect::external
+            || effect_of_annotations(tool.definition.get("annotations")) == Effect::external);
+}
+
 std::string effect_label(const ToolDef& tool) {
-    std::string label = effect_name(tool.effect);
+    std::string label = std::string(effect_name(tool.effect)) + (tool.local ? "-local" : "");
     if (tool.idempotent && tool.effect != Effect::read)
         label += ", repeats run again";
     return label;

@@ -16,6 +16,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,23 +31,30 @@ struct ToolDef {
     std::string digest;
     Effect effect = Effect::external;
     bool idempotent = false; // from the annotations, or a read
+    bool local = false;      // the user said it reaches only this machine: it does not taint
     // Why it cannot be offered whatever its pin ("its name has characters a model cannot be given"),
     // or empty.
     std::string unusable;
 };
 
 // The tools of a tools/list result's "tools" array, in the server's order. `effects` are the user's
-// overrides by tool name. A tool that is not an object with a string name is skipped; one whose name
+// overrides by tool name, `local` the tools the user said reach only this machine (a read or a
+// write made local keeps its effect; one of another effect is not local). A tool that is not an object with a string name is skipped; one whose name
 // a model cannot be given, that is listed twice, or whose x-mcp-header marks break their rules
 // (mcpd/http_headers.hpp), is kept with `unusable` set.
 [[nodiscard]] std::vector<ToolDef> tool_defs(JsonView tools,
                                              const std::map<std::string, Effect>& effects,
-                                             std::string_view server);
+                                             std::string_view server,
+                                             const std::set<std::string>& local = {});
+
+// Whether what the tool returns taints a session: not for a local one; else for an external one,
+// and for one whose own annotations say it reaches the open world, whatever --effect made it.
+[[nodiscard]] bool taints(const ToolDef& tool);
 
 // The effect a tool's annotations give it, before overrides.
 [[nodiscard]] Effect effect_of_annotations(JsonView annotations);
 
-// "read", "write, repeats run again", … as review lines show it.
+// "read", "write, repeats run again", "read-local", … as review lines show it.
 [[nodiscard]] std::string effect_label(const ToolDef& tool);
 
 // The description on one line for a terminal: whitespace runs (newlines included) made one space,

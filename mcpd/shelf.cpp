@@ -142,7 +142,8 @@ Status Shelf::add(const ShelfEntry& e, const std::vector<ToolDef>& tools) {
     return txn.commit();
 }
 
-Status Shelf::pin(std::string_view name, const Introduced& i, const std::vector<ToolDef>& tools) {
+Status Shelf::pin(std::string_view name, const Introduced& i, const std::vector<ToolDef>& tools,
+                  const ServerConfig* said) {
     SION_TRY(Txn txn, Txn::begin(m_db));
     SION_TRY(auto found, find(name));
     if (!found)
@@ -152,9 +153,16 @@ Status Shelf::pin(std::string_view name, const Introduced& i, const std::vector<
     SION_CHECK(update.bind_all(std::string_view(i.protocol), std::string_view(server_text(i)),
                                now_ms(), name));
     SION_CHECK(update.run());
-    if (!found->config.url.empty() && !i.transport.empty() && i.transport != found->config.transport) {
+    bool transport = !found->config.url.empty() && !i.transport.empty()
+        && i.transport != found->config.transport;
+    if (transport || said) {
         ServerConfig config = found->config;
-        config.transport = i.transport;
+        if (transport)
+            config.transport = i.transport;
+        if (said) {
+            config.effects = said->effects;
+            config.local = said->local;
+        }
         SION_TRY(Stmt keep, m_db.prepare("UPDATE mcp_servers SET config = ?1 WHERE name = ?2"));
         SION_CHECK(keep.bind_all(std::string_view(config_to_json(config).dump()), name));
         SION_CHECK(keep.run());

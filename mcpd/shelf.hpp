@@ -54,9 +54,11 @@ public:
     // Puts a new server on the shelf with its tools pinned. Exit::usage when the name is taken.
     [[nodiscard]] Status add(const ShelfEntry& entry, const std::vector<ToolDef>& tools);
     // Replaces a server's pins with `tools` and records how it introduced itself (and, over HTTP,
-    // the transport it spoke).
+    // the transport it spoke); with `said`, the effects and local tools it gives replace the
+    // server's.
     [[nodiscard]] Status pin(std::string_view name, const Introduced& introduced,
-                             const std::vector<ToolDef>& tools);
+                             const std::vector<ToolDef>& tools,
+                             const ServerConfig* said = nullptr);
     [[nodiscard]] Result<std::vector<Pin>> pins(std::string_view name);
     // Off the shelf, its pins and every profile's list.
     [[nodiscard]] Status remove(std::string_view name);

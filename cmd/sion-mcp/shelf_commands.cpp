@@ -53,7 +53,7 @@ Looked look(std::string_view name, const mcpd::ServerConfig& config, const std::
             },
             &looked.connected, person, &words),
         name, config, words, on_shelf);
-    looked.tools = mcpd::tool_defs(tools, config.effects, name);
+    looked.tools = mcpd::tool_defs(tools, config.effects, name, config.local);
     return looked;
 }
 
@@ -90,12 +90,8 @@ std::string kept_word(const std::string& word) {
 
 // --effect and --timeout, which every server takes.
 void effects_and_timeout(const Args& args, mcpd::ServerConfig& c) {
-    for (const std::string& e : args.values("effect")) {
-        size_t eq = e.find('=');
-        if (eq == std::string::npos || eq == 0)
-            die(usage_error("--effect takes TOOL=read|write|external|spend, not '" + e + "'"));
-        c.effects[e.substr(0, eq)] = or_die(parse_effect(e.substr(eq + 1)));
-    }
+    for (const std::string& e : args.values("effect"))
+        or_die(mcpd::set_effect(c, e));
     if (auto timeout = args.value("timeout")) {
         auto s = parse_number(*timeout, 1, 86400);
         if (!s)
@@ -254,7 +250,9 @@ std::vector<OptionSpec> add_options() {
         {"client-credentials", 0, nullptr, "authorize the client itself: nobody logs in"},
         {"workload-token-file", 0, "PATH",
          "the file where the platform keeps the workload's identity token: nobody logs in"},
-        {"effect", 0, "TOOL=EFFECT", "what TOOL's calls do: read, write, external or spend (repeatable)"},
+        {"effect", 0, "TOOL=EFFECT",
+         "what TOOL's calls do: read, read-local, write, write-local, external or spend "
+         "(repeatable)"},
         {"timeout", 0, "S", "seconds a call may take before it is uncertain (60)"},
     };
 }
@@ -318,7 +316,8 @@ int list_command(int argc, const char* const* argv) {
         Json listed = Json::array();
         for (const mcpd::Pin& p : pins)
             listed.push(Json::copy_of(p.definition));
-        for (const mcpd::ToolDef& t : mcpd::tool_defs(listed, e.config.effects, e.name))
+        for (const mcpd::ToolDef& t :
+             mcpd::tool_defs(listed, e.config.effects, e.name, e.config.local))
             std::printf("%s (%s)\n", mcpd::one_line(t.name).c_str(),
                         mcpd::effect_label(t).c_str());
         if (e.sampling)
@@ -330,17 +329,27 @@ int list_command(int argc, const char* const* argv) {
 int review_command(int argc, const char* const* argv) {
     const CommandSpec spec{
         "sion-mcp review",
-        "sion-mcp review NAME [--accept]",
+        "sion-mcp review NAME [--accept] [--effect TOOL=EFFECT]...",
         "Start the server and show each tool against its pin: [new], [changed], [unchanged] or\n"
-        "[removed]. --accept pins the tools as listed.",
-        {{"accept", 0, nullptr, "pin the tools as they are now"}},
+        "[removed]. --accept pins the tools as listed, with the effects --effect gives.",
+        {{"accept", 0, nullptr, "pin the tools as they are now"},
+         {"effect", 0, "TOOL=EFFECT",
+          "what TOOL's calls do from now: read, read-local, write, write-local, external or "
+          "spend (repeatable)"}},
     };
     Args args = parse_args_or_exit(spec, argc, argv);
-    const char* name = name_operand(args, "sion-mcp review NAME [--accept]");
+    const char* name =
+        name_operand(args, "sion-mcp review NAME [--accept] [--effect TOOL=EFFECT]...");
     check_operands(args, 1, 1);
     Db db = or_die(open_state(or_die(prepare_home())));
     mcpd::Shelf shelf(db);
     mcpd::ShelfEntry entry = or_die(shelf.get(name));
+    // Effects said now are shown in this review, and kept with --accept.
+    const mcpd::ServerConfig stored = entry.config;
+    for (const std::string& e : args.values("effect"))
+        or_die(mcpd::set_effect(entry.config, e));
+    bool effects_changed =
+        entry.config.effects != stored.effects || entry.config.local != stored.local;
     std::vector<mcpd::Pin> pins = or_die(shelf.pins(name));
     Looked looked = look(name, entry.config, entry.protocol, mcpd::Person{}, true);
     std::printf("%s:\n", heading(name, looked.connected).c_str());
@@ -348,8 +357,8 @@ int review_command(int argc, const char* const* argv) {
     for (const mcpd::ToolDef& t : looked.tools)
         if (t.unusable.empty())
             usable.push_back({t.name, t.description, Json::copy_of(t.definition), t.digest,
-                              t.effect, t.idempotent, {}});
-    bool changed = false;
+                              t.effect, t.idempotent, t.local, {}});
+    bool changed = effects_changed;
     for (const mcpd::Reviewed& r : mcpd::compare(usable, pins)) {
         const char* mark = "unchanged";
         std::string line;
@@ -371,7 +380,7 @@ int review_command(int argc, const char* const* argv) {
             mark = "removed";
             Json one = Json::array();
             one.push(Json::copy_of(r.pin->definition));
-            auto was = mcpd::tool_defs(one, entry.config.effects, name);
+            auto was = mcpd::tool_defs(one, entry.config.effects, name, entry.config.local);
             line = was.empty() ? mcpd::one_line(r.pin->tool) : mcpd::review_line(was.front());
             changed = true;
             break;
@@ -383,7 +392,8 @@ int review_command(int argc, const char* const* argv) {
         if (!t.unusable.empty())
             std::printf("%s\n", mcpd::unusable_notice(name, t).c_str());
     if (args.has("accept")) {
-        or_die(shelf.pin(name, introduced(looked.connected), looked.tools));
+        or_die(shelf.pin(name, introduced(looked.connected), looked.tools,
+                         effects_changed ? &entry.config : nullptr));
         std::printf("Pinned as listed.\n");
     } else if (changed) {
         std::printf("Nothing changed: add --accept to pin the tools as listed.\n");

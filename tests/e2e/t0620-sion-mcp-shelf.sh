@@ -290,9 +290,11 @@ refused 64 "invalid server name 'a b': $name_rule" remove 'a b'
 refused 64 "invalid server name 'abcdefghijklmnopqrstuvwxyz0123456': $name_rule" add abcdefghijklmnopqrstuvwxyz0123456 -- x
 refused 64 "invalid profile name 'Coder': use lowercase letters, digits, '-' and '_'" give Coder notes
 refused 64 "MCP server notes is on the shelf already: review it (\`sion agent mcp review notes\`) or remove it first" add notes -- python3 notes-server.py
-refused 64 "--effect takes TOOL=read|write|external|spend, not 'add_note'" add n2 --effect add_note -- python3 notes-server.py
-refused 64 "--effect takes TOOL=read|write|external|spend, not '=read'" add n2 --effect =read -- python3 notes-server.py
-refused 64 "unknown effect 'fly': give read, write, external or spend" add n2 --effect add_note=fly -- python3 notes-server.py
+refused 64 "--effect takes TOOL=read|read-local|write|write-local|external|spend, not 'add_note'" add n2 --effect add_note -- python3 notes-server.py
+refused 64 "--effect takes TOOL=read|read-local|write|write-local|external|spend, not '=read'" add n2 --effect =read -- python3 notes-server.py
+refused 64 "unknown effect 'fly': give read, read-local, write, write-local, external or spend" add n2 --effect add_note=fly -- python3 notes-server.py
+refused 64 "unknown effect 'external-local': give read, read-local, write, write-local, external or spend" add n2 --effect add_note=external-local -- python3 notes-server.py
+refused 64 "unknown effect 'fly': give read, read-local, write, write-local, external or spend" review notes --effect add_note=fly
 for t in 0 86401 1.5 abc '' ' 5' +5; do
     refused 64 "--timeout takes seconds from 1 to 86400, not '$t'" add n2 --timeout "$t" -- python3 notes-server.py
 done
@@ -333,6 +335,66 @@ sion-mcp: MCP server notes wrote last on its standard error:
   $(python3 -c 'import sys; print(sys.executable)'): can't open file '$scratch/notes-server.py': [Errno 2] No such file or directory" review notes --accept
 mv notes-server.py.away notes-server.py
 expect_exit 0 sion-mcp review notes && expect_grep '^The tools are as they were pinned\.$' "$scratch/out"
+
+# A local SQLite server that says nothing of its tools: each is external and its results taint a
+# session, until review says they only read and write here (read-local, write-local). Shown, and
+# kept only with --accept; a session is then not tainted by them.
+sqlite3 data.db "CREATE TABLE notes (text TEXT); INSERT INTO notes VALUES ('kept here')"
+cat >sqlite-server.py <<PY
+import sqlite3, sys
+sys.path.insert(0, "$fixtures")
+sys.dont_write_bytecode = True
+from fixture import serve, text
+schema = {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}
+tools = [{"name": "read_query", "description": "Run a SELECT query.", "inputSchema": schema},
+         {"name": "write_query", "description": "Run an INSERT, UPDATE or DELETE query.", "inputSchema": schema}]
+def call(_rid, _tool, arguments):
+    db = sqlite3.connect("$scratch/data.db")
+    rows = db.execute(arguments["query"]).fetchall()
+    db.commit()
+    return text(repr(rows))
+serve("sqlite", tools, call)
+PY
+expect_exit 0 timeout 60 sion-mcp add db -- python3 sqlite-server.py
+expect_grep '^read_query \(external\): Run a SELECT query\.$' "$scratch/out"
+expect_grep '^write_query \(external\): Run an INSERT, UPDATE or DELETE query\.$' "$scratch/out"
+db_row() { sqlite3 "$db" "SELECT config FROM mcp_servers WHERE name = 'db'; SELECT tool, digest FROM mcp_pins WHERE server = 'db'"; }
+db_before=$(db_row)
+expect_exit 0 timeout 60 sion-mcp review db --effect read_query=read-local --effect write_query=write-local
+expect_out "MCP server db (sqlite 1.0, protocol 2025-11-25):
+read_query (read-local): Run a SELECT query. [unchanged]
+write_query (write-local): Run an INSERT, UPDATE or DELETE query. [unchanged]
+Nothing changed: add --accept to pin the tools as listed."
+expect_text <(db_row) "the shelf after a review without --accept" "$db_before"
+expect_exit 0 timeout 60 sion-mcp review db --effect read_query=read-local --effect write_query=write-local --accept
+expect_grep '^Pinned as listed\.$' "$scratch/out"
+expect_exit 0 sqlite3 "$db" "SELECT json_extract(config, '\$.effects'), json_extract(config, '\$.local') FROM mcp_servers WHERE name = 'db'"
+expect_out '{"read_query":"read","write_query":"write"}|["read_query","write_query"]'
+expect_exit 0 sion-mcp list
+expect_grep '^read_query \(read-local\)$' "$scratch/out"
+expect_grep '^write_query \(write-local\)$' "$scratch/out"
+expect_exit 0 timeout 60 sion-mcp review db
+expect_grep '^The tools are as they were pinned\.$' "$scratch/out"
+{
+    req 1 mcp/state
+    echo
+    call 2 db_read_query '{"query":"SELECT text FROM notes"}'
+} | expect_exit 0 bridge -- sion-mcp serve db
+expect_py '[(t["name"], t["effect"], t["taints"]) for t in a(1)["servers"][0]["tools"]] == [("db_read_query", "read", False), ("db_write_query", "write", False)]'
+expect_got "[('kept here',)]" 2 text
+# A session reading through it is not tainted; made external again, the same session would be.
+id=$(sion agent create coder) && ok || fail "sion agent create coder"
+cat >read.json <<'JSON'
+{"turns": [{"calls": [{"tool": "db_read_query", "input": {"query": "SELECT text FROM notes"}}]}, {"text": "done"}]}
+JSON
+expect_exit 0 timeout 60 sion agent run coder "${id:0:8}" --task 'Read the notes.' --model script:read.json --mcp db --autonomy L1 --json
+expect_grep '^\{"event":"result",.*"text":"\[\(.kept here.,\)\]","tainted":false,' "$scratch/out"
+expect_grep '^\{"event":"end",.*"tainted":false,' "$scratch/out"
+expect_exit 0 timeout 60 sion-mcp review db --effect read_query=external --accept
+expect_exit 0 sqlite3 "$db" "SELECT json_extract(config, '\$.local') FROM mcp_servers WHERE name = 'db'"
+expect_out '["write_query"]'
+expect_exit 0 timeout 60 sion agent run coder "${id:0:8}" --task 'Read the notes.' --model script:read.json --mcp db --autonomy L5 --json
+expect_grep '^\{"event":"end",.*"tainted":true,' "$scratch/out"
 
 # --help of each command names its usage.
 for sub in add list review remove give drop resources prompts sampling serve; do

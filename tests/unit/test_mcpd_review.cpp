@@ -4,6 +4,8 @@
 // pins, and the seed's lines.
 #include "mcpd/review.hpp"
 
+#include "mcpd/config.hpp"
+
 #include <gtest/gtest.h>
 
 #include <string>
@@ -70,6 +72,33 @@ TEST(McpdReview, EffectOverridesWinOverAnnotations) {
     EXPECT_EQ(peek.effect, Effect::read);
     EXPECT_TRUE(peek.idempotent);
     EXPECT_EQ(one(R"({"name":"other"})", effects).effect, Effect::external);
+}
+
+TEST(McpdReview, ALocalToolDoesNotTaintAndKeepsItsEffect) {
+    ServerConfig c;
+    ASSERT_TRUE(set_effect(c, "query=read-local"));
+    ASSERT_TRUE(set_effect(c, "save=write-local"));
+    ASSERT_TRUE(set_effect(c, "send=external"));
+    auto d = tool_defs(parse(R"([{"name":"query"},{"name":"save","annotations":{"idempotentHint":true}},
+                                 {"name":"send"},{"name":"other"}])").view(),
+                       c.effects, "db", c.local);
+    ASSERT_EQ(d.size(), 4U);
+    EXPECT_EQ(d[0].effect, Effect::read);
+    EXPECT_TRUE(d[0].local);
+    EXPECT_FALSE(taints(d[0]));
+    EXPECT_EQ(effect_label(d[0]), "read-local");
+    EXPECT_EQ(d[1].effect, Effect::write);
+    EXPECT_FALSE(taints(d[1]));
+    EXPECT_EQ(effect_label(d[1]), "write-local, repeats run again");
+    EXPECT_TRUE(taints(d[2]));
+    EXPECT_TRUE(taints(d[3])); // says nothing: external
+    // Made external again, a tool is no longer local.
+    ASSERT_TRUE(set_effect(c, "query=read"));
+    EXPECT_EQ(c.local, (std::set<std::string>{"save"}));
+    EXPECT_EQ(set_effect(c, "query=external-local").error().message(),
+              "unknown effect 'external-local': give read, read-local, write, write-local, "
+              "external or spend");
+    EXPECT_EQ(set_effect(c, "=read").error().exit(), Exit::usage);
 }
 
 TEST(McpdReview, TheDigestCoversWhatTheModelIsToldAndWhatTheToolClaims) {
