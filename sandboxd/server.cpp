@@ -63,6 +63,11 @@ void run_in_docker(uv_loop_t* loop, const Config& config, ExecRequest request,
 class Session {
 public:
     Session(uv_loop_t* loop, const Config& config) : m_loop(loop), m_config(config) {}
+    Session(const Session&) = delete;
+    Session& operator=(const Session&) = delete;
+    Session(Session&&) = delete;
+    Session& operator=(Session&&) = delete;
+    ~Session() { close_term(); }
 
     Status start();
     [[nodiscard]] int outcome() const;
@@ -75,6 +80,7 @@ private:
     void finish();
     void watch_term();
     void terminated(int signal);
+    void close_term();
 
     uv_loop_t* m_loop;
     const Config& m_config;
@@ -90,10 +96,10 @@ private:
 };
 
 Status Session::start() {
-    watch_term();
     if (m_config.backend == BackendKind::docker) {
         // The sandbox must work before the session starts: the engine answers, the image is here.
         SION_CHECK(docker_image_present(m_config.image));
+        watch_term();
         open_client();
         return {};
     }
@@ -105,6 +111,7 @@ Status Session::start() {
         finish();
     };
     SION_TRY(m_warm, WarmSandbox::start(m_loop, m_config, std::move(events)));
+    watch_term();
     return {};
 }
 
@@ -187,6 +194,15 @@ void Session::watch_term() {
     uv_unref(reinterpret_cast<uv_handle_t*>(m_term));
 }
 
+// The handle is freed in its close callback, on the loop's next run (serve() runs it).
+void Session::close_term() {
+    if (m_term == nullptr)
+        return;
+    uv_close(reinterpret_cast<uv_handle_t*>(m_term),
+             [](uv_handle_t* h) { delete reinterpret_cast<uv_signal_t*>(h); });
+    m_term = nullptr;
+}
+
 void Session::terminated(int signal) {
     if (m_signal != 0)
         return;
@@ -201,11 +217,7 @@ void Session::finish() {
     if (m_finished)
         return;
     m_finished = true;
-    if (m_term != nullptr) {
-        uv_close(reinterpret_cast<uv_handle_t*>(m_term),
-                 [](uv_handle_t* h) { delete reinterpret_cast<uv_signal_t*>(h); });
-        m_term = nullptr;
-    }
+    close_term();
     if (m_warm)
         m_warm->stop(); // requests still waiting (the sandbox ended) are answered with an error
     if (m_close)

@@ -77,6 +77,24 @@ expect_exit 1 dk -- mount -t tmpfs none /tmp && expect_err 'mount: permission de
 expect_exit 1 dk --network none -- nc 127.0.0.1 "$port" </dev/null &&
     expect_err 'nc: can'\''t connect to remote host (127.0.0.1): Connection refused'
 
+# No set-user-ID file is planted (the seccomp profile), as the workspace's owner or as root; a
+# workspace of root's runs as uid 2000010001, idmapped, and what it writes is root's; /proc/sys is
+# read-only.
+expect_exit 1 dk -- sh -c 'cp /bin/busybox sh2 && chmod 4755 sh2' &&
+    expect_err "chmod: sh2: Operation not permitted"
+[ "$(stat -c '%u %A' "$ws/sh2")" = "$(id -u "$user") -rwxr-xr-x" ] && ok ||
+    fail "sh2 in the user's workspace is $(stat -c '%u %A' "$ws/sh2")"
+root_ws="$scratch/root-work"
+mkdir -p "$root_ws"
+expect_exit 1 timeout 60 sion-sandbox exec --backend "docker:$SION_TEST_IMAGE" --workspace "$root_ws" -- \
+    sh -c 'id -u; cp /bin/busybox sh2 && chmod 4755 sh2' &&
+    expect_out 2000010001 && expect_err "chmod: sh2: Operation not permitted"
+[ "$(stat -c '%u:%g %A' "$root_ws/sh2")" = "0:0 -rwxr-xr-x" ] && ok ||
+    fail "sh2 in root's workspace is $(stat -c '%u:%g %A' "$root_ws/sh2")"
+expect_exit 0 timeout 60 sion-sandbox exec --backend "docker:$SION_TEST_IMAGE" --workspace "$root_ws" -- \
+    sh -c 'echo 7 > /proc/sys/kernel/printk_ratelimit; echo $?' && expect_out 1
+[ -z "$(ls -A /run/sion-sandbox 2>/dev/null)" ] && ok || fail "mounts are left in /run/sion-sandbox"
+
 [ "$(cat "$out/target")" = original ] && ok || fail "$out/target was changed"
 [ "$(ls -A "$out")" = target ] && ok || fail "$out now holds $(ls -A "$out" | tr '\n' ' ')"
 kill -0 "$sleeper" 2>/dev/null && ok || fail "the sleep outside is gone"

@@ -76,10 +76,11 @@ expect_text "$scratch/controls" 'control characters in the transcript' 0
 [ "$(cat "work/a
 ← wrote 0 bytes to b")" = hi ] && ok || fail "the file with a newline in its name was not written"
 
-# show prints the stored session the same way, the person's task first.
+# show prints the stored session the same way, the MCP servers' notices as the run printed them,
+# then the person's task.
 expect_exit 0 sion-run show "$sid"
-expect_out "$(printf '%s\n' "$want" | sed '1a\
-you: Try them.' | grep -v '^MCP server ')"
+expect_out "$(printf '%s\n' "$want" | sed '3a\
+you: Try them.')"
 
 # A task with an escape in it: show and the list of sessions show it escaped (a server's prompt
 # can be a task).
