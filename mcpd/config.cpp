@@ -127,6 +127,8 @@ Json config_to_json(const ServerConfig& c) {
         j.set("network", std::string_view(c.network));
     if (!c.sandbox_read.empty())
         j.set("sandbox_read", strings(c.sandbox_read));
+    if (!c.memory.empty())
+        j.set("memory", std::string_view(c.memory));
     if (!c.effects.empty()) {
         Json e = Json::object();
         for (const auto& [tool, effect] : c.effects)
@@ -172,6 +174,8 @@ Result<ServerConfig> config_from_json(JsonView j) {
     SION_TRY(std::string_view network, j.string_or("network", ""));
     c.network = std::string(network);
     SION_TRY(c.sandbox_read, strings_of(j, "sandbox_read"));
+    SION_TRY(std::string_view memory, j.string_or("memory", ""));
+    c.memory = std::string(memory);
     if (JsonView e = j.get("effects"); e.exists()) {
         if (!e.is_object())
             return Error(Exit::data, "member 'effects' is not an object");
@@ -225,6 +229,8 @@ Result<ChildSpec> launch_spec(const ServerConfig& c) {
     spec.argv.insert(spec.argv.end(), {"--network", c.network.empty() ? "none" : c.network});
     for (const std::string& dir : c.sandbox_read)
         spec.argv.insert(spec.argv.end(), {"--sandbox-read", dir});
+    if (!c.memory.empty())
+        spec.argv.insert(spec.argv.end(), {"--memory", c.memory});
     for (const std::string& name : c.env)
         spec.argv.insert(spec.argv.end(), {"--env", name});
     spec.argv.emplace_back("--");

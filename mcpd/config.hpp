@@ -3,7 +3,7 @@
 // sion.db's mcp_servers.config:
 //   {"command":["python3","/home/me/notes-server.py"],"shown":["python3","notes-server.py"],
 //    "dir":"/home/me/notes","env":["NOTES_KEY"],"sandbox":"bwrap","network":"none",
-//    "sandbox_read":["/opt/node"],"effects":{"export_notes":"spend","query":"read"},
+//    "sandbox_read":["/opt/node"],"memory":"8G","effects":{"export_notes":"spend","query":"read"},
 //    "local":["query"],"timeout":60}
 // (all but "command" may be absent), or for a server over HTTP:
 //   {"url":"https://mcp.example.com/mcp","headers":[["X-Key","${NOTES_KEY}"]],"transport":"sse",
@@ -62,6 +62,7 @@ struct ServerConfig {
     std::string sandbox;                  // "", "bwrap" or "docker:IMAGE@sha256:DIGEST"
     std::string network;                  // the sandbox's --network; empty: none
     std::vector<std::string> sandbox_read; // more directories the sandbox shows, read-only
+    std::string memory;                   // the sandbox's --memory, as given; empty: its default
     std::map<std::string, Effect> effects; // the user's --effect overrides
     // Tools the user said reach only this machine (--effect TOOL=read-local or write-local):
     // what they return does not taint a session.

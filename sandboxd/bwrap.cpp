@@ -138,6 +138,7 @@ Result<ExecResult> interpret(Captured c, uint64_t cap, const Launch& launch) {
     } else if (!read_status(c.report, r)) {
         return sandbox_failure(c, launch);
     }
+    r.out_of_memory = launch.cgroup && launch.cgroup->oom_kills() > 0;
     bool cut_out = cut_output(c.out, cap, c.out_total);
     bool cut_err = cut_output(c.err, cap, c.err_total);
     r.truncated = cut_out || cut_err;
@@ -208,14 +209,18 @@ Result<Launch> prepare_launch(const Config& config,
     }
     SION_TRY(Layout fds, open_layout(config, launch, next));
     fds.proxy_socket = proxy_socket;
-    if (auto parent = find_pids_parent()) {
-        if (auto cgroup = SandboxCgroup::make(*parent, config.limits.processes))
-            launch.cgroup = std::move(*cgroup);
+    launch.limits = config.limits;
+    if (auto cgroup = SandboxCgroup::make(find_cgroup_parent("pids"), find_cgroup_parent("memory"),
+                                          config.limits.processes, config.limits.memory)) {
+        if (!cgroup->memory_dir().empty())
+            launch.limits.memory = 0;
+        launch.cgroup = std::move(*cgroup);
     }
     if (launch.staged || launch.cgroup) {
         launch.spec.argv = {k_self, "become"};
         if (launch.cgroup)
-            launch.spec.argv.insert(launch.spec.argv.end(), {"--cgroup", launch.cgroup->dir()});
+            for (const std::string& dir : launch.cgroup->dirs())
+                launch.spec.argv.insert(launch.spec.argv.end(), {"--cgroup", dir});
         if (launch.staged) {
             std::vector<std::string> stage = staged_sources(config, fds);
             launch.spec.argv.insert(launch.spec.argv.end(), stage.begin(), stage.end());
@@ -252,7 +257,7 @@ Result<ExecResult> exec_once(const Config& config, const ExecRequest& request,
     SION_TRY(Pipe status, Pipe::make());
     SION_TRY(Launch launch, prepare_launch(config, request.env, status.write.get()));
     std::vector<std::string> tail =
-        run_init_argv(config.limits, false, request_argv(request), launch.env_fd);
+        run_init_argv(launch.limits, false, request_argv(request), launch.env_fd);
     launch.spec.argv.insert(launch.spec.argv.end(), tail.begin(), tail.end());
 
     CaptureSpec spec;

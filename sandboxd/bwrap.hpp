@@ -3,9 +3,9 @@
 // one command in a fresh sandbox (exec) or starting the warm sandbox's init (serve).
 //
 // Who runs bwrap: this process's user, except that root never does: it stages what the sandbox
-// binds and runs bwrap as k_host_id (stage.hpp), re-executed as `sion-sandbox become [--cgroup DIR]
-// [--workspace DIR --stage PATH…] UID GID -- bwrap …`, which joins the sandbox's cgroup when there
-// is one (cgroup.hpp), stages, drops to UID and GID and execs bwrap, so that every spawn still goes
+// binds and runs bwrap as k_host_id (stage.hpp), re-executed as `sion-sandbox become [--cgroup DIR…]
+// [--workspace DIR --stage PATH…] UID GID -- bwrap …`, which joins the sandbox's cgroups when there
+// are any (cgroup.hpp), stages, drops to UID and GID and execs bwrap, so that every spawn still goes
 // through lib/child.
 //
 // What bwrap binds it finds by path, as the user it runs as: a user's bwrap must be able to reach
@@ -53,9 +53,12 @@ struct Launch {
     uid_t uid = 0;           // who runs bwrap
     gid_t gid = 0;
     int env_fd = -1;         // where init --exec reads the extra environment (--env-fd), or -1
-    // The sandbox's cgroup with pids.max, where one can be made (bwrap is started in it through
+    // The sandbox's cgroups, where they can be made (bwrap is started in them through
     // `become --cgroup`); removed when dropped, so it must outlive bwrap.
     std::optional<SandboxCgroup> cgroup;
+    // The limits init sets: the config's, with memory 0 (no RLIMIT_DATA) when the cgroup bounds
+    // the sandbox's memory.
+    Limits limits;
 };
 
 // The fd number inside the sandbox where init finds its status pipe (exec), when one is given.
@@ -67,9 +70,10 @@ inline constexpr int k_status_fd = 3;
 // never on bwrap's command line; the warm init gets each command's in its request
 // instead, so `extra` is for init --exec only. `status_fd` (a pipe's write end, borrowed) becomes
 // fd k_status_fd in bwrap and init, unless it is -1. `proxy_socket`, when not empty, is bound at
-// k_proxy_inside. The sandbox gets a cgroup of its own with pids.max = config.limits.processes
-// where one can be made (find_pids_parent()); where none can, RLIMIT_NPROC alone bounds its
-// processes. Errors: Exit::unavailable (no bwrap; the Docker backend, which is not bwrap's), Exit::os.
+// k_proxy_inside. The sandbox gets cgroups of its own with pids.max = config.limits.processes
+// and the memory limit config.limits.memory where they can be made (find_cgroup_parent()); where
+// none can, RLIMIT_NPROC bounds its processes and RLIMIT_DATA each one's memory. Errors:
+// Exit::unavailable (no bwrap; the Docker backend, which is not bwrap's), Exit::os.
 [[nodiscard]] Result<Launch>
 prepare_launch(const Config& config,
                const std::vector<std::pair<std::string, std::string>>& extra, int status_fd,
@@ -90,14 +94,16 @@ prepare_launch(const Config& config,
 // request's timeout. `input`: bytes for the command's stdin, or nullopt to pass this process's.
 // The result's output is cut at config.limits.output. Errors: Exit::unavailable when bwrap is
 // missing or cannot make the sandbox (its message, and the fix when it is known), Exit::config
-// when root's workspace cannot be idmapped (stage.hpp), Exit::os and Exit::io. Not for a declared network with hosts, which needs the warm sandbox's proxy (warm.hpp).
+// when root's workspace cannot be idmapped (stage.hpp), Exit::os and Exit::io. Not for a declared
+// network with hosts, which needs the warm sandbox's proxy (warm.hpp).
 [[nodiscard]] Result<ExecResult> exec_once(const Config& config, const ExecRequest& request,
                                            const std::optional<std::string>& input);
 
-// What `sion-sandbox become UID GID -- PROGRAM ARGS…` does once it joined the cgroup its --cgroup
-// names (join_cgroup()) and staged what its --workspace and --stage name (stage()): unless UID and GID are the effective ones already, drops every
-// supplementary group and sets the group and user ids (real, effective, saved); then execs PROGRAM
-// (a path). Returns only on failure (Exit::os, Exit::no_perm).
+// What `sion-sandbox become UID GID -- PROGRAM ARGS…` does once it joined the cgroups its --cgroup
+// options name (join_cgroup()) and staged what its --workspace and --stage name (stage()): unless
+// UID and GID are the effective ones already, drops every supplementary group and sets the group
+// and user ids (real, effective, saved); then execs PROGRAM (a path). Returns only on failure
+// (Exit::os, Exit::no_perm).
 [[nodiscard]] Error become(uid_t uid, gid_t gid, const std::vector<std::string>& argv);
 
 } // namespace sion::sandboxd

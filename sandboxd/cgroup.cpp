@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Finding where a sandbox's cgroup can be made, making it with pids.max, joining it and removing it.
+// Finding where a sandbox's cgroups can be made, making them with their limits, joining them and
+// removing them.
 #include "sandboxd/cgroup.hpp"
 
 #include "lib/fd.hpp"
@@ -96,29 +97,46 @@ int write_file(const std::string& path, std::string_view text) {
     return static_cast<size_t>(n) == text.size() ? 0 : EIO;
 }
 
-// Whether cgroups with pids.max can be made in `parent`; v2's pids enabled for its children if
-// it can be.
-Status usable(const PidsParent& parent) {
+// Whether cgroups with `controller`'s limits can be made in `parent`; v2's controller enabled for
+// its children if it can be.
+Status usable(const CgroupParent& parent, std::string_view controller) {
     if (::access(parent.dir.c_str(), W_OK) != 0)
         return sys_error(Exit::unavailable, errno, "cannot make a cgroup in '%s'", parent.dir.c_str());
     if (parent.version == 1)
         return {};
     std::string control = parent.dir + "/cgroup.subtree_control";
     SION_TRY(std::string enabled, read_file(control));
-    if (has_word(enabled.substr(0, enabled.find('\n')), "pids", ' '))
+    if (has_word(enabled.substr(0, enabled.find('\n')), controller, ' '))
         return {};
     SION_TRY(std::string available, read_file(parent.dir + "/cgroup.controllers"));
-    if (!has_word(available.substr(0, available.find('\n')), "pids", ' '))
-        return make_error(Exit::unavailable, "the pids controller is not available in '%s'",
-                          parent.dir.c_str());
-    if (int err = write_file(control, "+pids"); err != 0)
-        return sys_error(Exit::unavailable, err, "cannot enable pids in '%s'", control.c_str());
+    std::string name(controller);
+    if (!has_word(available.substr(0, available.find('\n')), controller, ' '))
+        return make_error(Exit::unavailable, "the %s controller is not available in '%s'",
+                          name.c_str(), parent.dir.c_str());
+    if (int err = write_file(control, "+" + name); err != 0)
+        return sys_error(Exit::unavailable, err, "cannot enable %s in '%s'", name.c_str(),
+                         control.c_str());
     return {};
+}
+
+// A number from a line "NAME N" of a cgroup's keyed file, or 0.
+uint64_t keyed_value(const std::string& path, std::string_view name) {
+    auto text = read_file(path);
+    if (!text)
+        return 0;
+    for (std::string_view line : split(*text, '\n')) {
+        std::vector<std::string_view> f = split(line, ' ');
+        if (f.size() == 2 && f[0] == name)
+            return std::strtoull(std::string(f[1]).c_str(), nullptr, 10);
+    }
+    return 0;
 }
 
 } // namespace
 
-std::vector<PidsParent> pids_candidates(std::string_view proc_cgroup, std::string_view mountinfo) {
+std::vector<CgroupParent> cgroup_candidates(std::string_view controller,
+                                          std::string_view proc_cgroup,
+                                          std::string_view mountinfo) {
     std::string v2_path, v1_path;
     for (std::string_view line : split(proc_cgroup, '\n')) {
         std::vector<std::string_view> f = split(line, ':');
@@ -128,10 +146,10 @@ std::vector<PidsParent> pids_candidates(std::string_view proc_cgroup, std::strin
         std::string_view path = line.substr(f[0].size() + f[1].size() + 2);
         if (f[0] == "0" && f[1].empty())
             v2_path = path;
-        else if (has_word(f[1], "pids", ','))
+        else if (has_word(f[1], controller, ','))
             v1_path = path;
     }
-    std::vector<PidsParent> out;
+    std::vector<CgroupParent> out;
     std::vector<Mount> mounts = cgroup_mounts(mountinfo);
     for (const Mount& m : mounts)
         if (m.type == "cgroup2" && !v2_path.empty()) {
@@ -141,7 +159,7 @@ std::vector<PidsParent> pids_candidates(std::string_view proc_cgroup, std::strin
             }
         }
     for (const Mount& m : mounts)
-        if (m.type == "cgroup" && !v1_path.empty() && has_word(m.options, "pids", ',')) {
+        if (m.type == "cgroup" && !v1_path.empty() && has_word(m.options, controller, ',')) {
             if (std::string dir = beneath(m.point, m.root, v1_path); !dir.empty()) {
                 out.push_back({dir, 1});
                 break;
@@ -150,14 +168,15 @@ std::vector<PidsParent> pids_candidates(std::string_view proc_cgroup, std::strin
     return out;
 }
 
-Result<PidsParent> find_pids_parent() {
+Result<CgroupParent> find_cgroup_parent(std::string_view controller) {
     auto cgroup = read_file("/proc/self/cgroup");
     auto mountinfo = read_file("/proc/self/mountinfo");
     if (!cgroup || !mountinfo)
         return Error(Exit::unavailable, (!cgroup ? cgroup : mountinfo).error().message());
-    Error why(Exit::unavailable, "no cgroup hierarchy has the pids controller");
-    for (const PidsParent& candidate : pids_candidates(*cgroup, *mountinfo)) {
-        Status ok = usable(candidate);
+    std::string name(controller);
+    Error why(Exit::unavailable, format("no cgroup hierarchy has the %s controller", name.c_str()));
+    for (const CgroupParent& candidate : cgroup_candidates(controller, *cgroup, *mountinfo)) {
+        Status ok = usable(candidate, controller);
         if (ok)
             return candidate;
         why = Error(Exit::unavailable, ok.error().message());
@@ -165,9 +184,26 @@ Result<PidsParent> find_pids_parent() {
     return why;
 }
 
+namespace {
+
+// rmdir fails with EBUSY while a process is left: those are killed, and it is tried again.
+void remove_dir(const std::string& dir) {
+    auto deadline = std::chrono::steady_clock::now() + k_cgroup_removal;
+    auto pause = k_first_removal_pause;
+    while (::rmdir(dir.c_str()) != 0 && errno == EBUSY &&
+           std::chrono::steady_clock::now() < deadline) {
+        if (auto procs = read_file(dir + "/cgroup.procs"))
+            for (std::string_view pid : split(*procs, '\n'))
+                if (!pid.empty())
+                    ::kill(static_cast<pid_t>(std::atol(std::string(pid).c_str())), SIGKILL);
+        std::this_thread::sleep_for(pause);
+        pause = std::min(2 * pause, k_last_removal_pause);
+    }
+}
+
 // Removes the cgroups under `parent` left by a sion-sandbox that was killed: "sion-sandbox-PID-N"
 // whose PID has ended, with what may still be ending in them.
-void SandboxCgroup::remove_stale(const std::string& parent) {
+void remove_stale(const std::string& parent) {
     DIR* dir = ::opendir(parent.c_str());
     if (dir == nullptr)
         return;
@@ -178,55 +214,126 @@ void SandboxCgroup::remove_stale(const std::string& parent) {
             continue;
         long pid = std::atol(std::string(name.substr(k_prefix.size())).c_str());
         if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
-            SandboxCgroup(parent + "/" + std::string(name)).remove();
+            remove_dir(parent + "/" + std::string(name));
     }
     ::closedir(dir);
 }
 
-Result<SandboxCgroup> SandboxCgroup::make(const PidsParent& parent, uint64_t max) {
-    static std::atomic<unsigned> made{0};
-    remove_stale(parent.dir);
-    std::string dir = format("%s/sion-sandbox-%ld-%u", parent.dir.c_str(),
-                             static_cast<long>(::getpid()), made++);
+// A new "sion-sandbox-PID-N" beneath `parent`, after removing those killed sion-sandboxes left.
+Result<std::string> make_dir(const std::string& parent, unsigned n) {
+    remove_stale(parent);
+    std::string dir = format("%s/sion-sandbox-%ld-%u", parent.c_str(), static_cast<long>(::getpid()), n);
     if (::mkdir(dir.c_str(), 0755) != 0)
         return sys_error(Exit::unavailable, errno, "cannot make the cgroup '%s'", dir.c_str());
-    SandboxCgroup cgroup(dir);
-    if (int err = write_file(dir + "/pids.max", std::to_string(max)); err != 0)
-        return sys_error(Exit::unavailable, err, "cannot set pids.max in '%s'", dir.c_str());
+    return dir;
+}
+
+Status set_limit(const std::string& dir, const char* file, uint64_t value) {
+    if (int err = write_file(dir + "/" + file, std::to_string(value)); err != 0)
+        return sys_error(Exit::unavailable, err, "cannot set %s in '%s'", file, dir.c_str());
+    return {};
+}
+
+// No swap beyond the memory limit, where the kernel accounts swap at all (the file is there).
+Status set_no_swap(const std::string& dir, int version, uint64_t memory) {
+    const char* file = version == 2 ? "memory.swap.max" : "memory.memsw.limit_in_bytes";
+    if (::access((dir + "/" + file).c_str(), F_OK) != 0)
+        return {};
+    return set_limit(dir, file, version == 2 ? 0 : memory);
+}
+
+} // namespace
+
+Result<SandboxCgroup> SandboxCgroup::make(const Result<CgroupParent>& pids,
+                                          const Result<CgroupParent>& memory, uint64_t processes,
+                                          uint64_t memory_bytes) {
+    static std::atomic<unsigned> made{0};
+    bool with_memory = memory && memory_bytes > 0;
+    if (!pids && !with_memory)
+        return Error(Exit::unavailable, (memory_bytes > 0 ? memory : pids).error().message());
+    unsigned n = made++;
+    SandboxCgroup cgroup;
+    if (pids) {
+        SION_TRY(cgroup.m_pids, make_dir(pids->dir, n));
+        SION_CHECK(set_limit(cgroup.m_pids, "pids.max", processes));
+    }
+    if (with_memory) {
+        // Best effort: without it, RLIMIT_DATA bounds each process instead.
+        Status ok = cgroup.make_memory(*memory, n, memory_bytes, pids && memory->dir == pids->dir);
+        if (!ok)
+            cgroup.m_memory_why = ok.error().message();
+    } else if (memory_bytes > 0) {
+        cgroup.m_memory_why = memory.error().message();
+    }
+    if (cgroup.dirs().empty())
+        return Error(Exit::unavailable, cgroup.m_memory_why);
     return cgroup;
 }
 
-SandboxCgroup::SandboxCgroup(SandboxCgroup&& other) noexcept : m_dir(std::move(other.m_dir)) {
-    other.m_dir.clear();
+Status SandboxCgroup::make_memory(const CgroupParent& parent, unsigned n, uint64_t bytes,
+                                  bool shared) {
+    std::string dir;
+    if (shared) {
+        dir = m_pids;
+    } else {
+        SION_TRY(dir, make_dir(parent.dir, n));
+    }
+    Status ok = set_limit(dir, parent.version == 2 ? "memory.max" : "memory.limit_in_bytes", bytes);
+    if (ok)
+        ok = set_no_swap(dir, parent.version, bytes);
+    if (!ok) {
+        if (!shared)
+            remove_dir(dir);
+        return ok;
+    }
+    m_memory = dir;
+    m_memory_version = parent.version;
+    return {};
+}
+
+SandboxCgroup::SandboxCgroup(SandboxCgroup&& other) noexcept
+    : m_pids(std::move(other.m_pids)), m_memory(std::move(other.m_memory)),
+      m_memory_why(std::move(other.m_memory_why)), m_memory_version(other.m_memory_version) {
+    other.m_pids.clear();
+    other.m_memory.clear();
 }
 
 SandboxCgroup& SandboxCgroup::operator=(SandboxCgroup&& other) noexcept {
     if (this != &other) {
         remove();
-        m_dir = std::move(other.m_dir);
-        other.m_dir.clear();
+        m_pids = std::move(other.m_pids);
+        m_memory = std::move(other.m_memory);
+        m_memory_why = std::move(other.m_memory_why);
+        m_memory_version = other.m_memory_version;
+        other.m_pids.clear();
+        other.m_memory.clear();
     }
     return *this;
 }
 
 SandboxCgroup::~SandboxCgroup() { remove(); }
 
-// rmdir fails with EBUSY while a process is left: those are killed, and it is tried again.
+std::vector<std::string> SandboxCgroup::dirs() const {
+    std::vector<std::string> out;
+    if (!m_pids.empty())
+        out.push_back(m_pids);
+    if (!m_memory.empty() && m_memory != m_pids)
+        out.push_back(m_memory);
+    return out;
+}
+
+uint64_t SandboxCgroup::oom_kills() const {
+    if (m_memory.empty())
+        return 0;
+    return keyed_value(m_memory + (m_memory_version == 2 ? "/memory.events" : "/memory.oom_control"),
+                       "oom_kill");
+}
+
 void SandboxCgroup::remove() {
-    if (m_dir.empty())
-        return;
-    auto deadline = std::chrono::steady_clock::now() + k_cgroup_removal;
-    auto pause = k_first_removal_pause;
-    while (::rmdir(m_dir.c_str()) != 0 && errno == EBUSY &&
-           std::chrono::steady_clock::now() < deadline) {
-        if (auto procs = read_file(m_dir + "/cgroup.procs"))
-            for (std::string_view pid : split(*procs, '\n'))
-                if (!pid.empty())
-                    ::kill(static_cast<pid_t>(std::atol(std::string(pid).c_str())), SIGKILL);
-        std::this_thread::sleep_for(pause);
-        pause = std::min(2 * pause, k_last_removal_pause);
-    }
-    m_dir.clear();
+    for (const std::string& dir : dirs())
+        remove_dir(dir);
+    m_pids.clear();
+    m_memory.clear();
 }
 
 // v1's tasks moves the calling thread alone, which spares the kernel the lock that moving a whole

@@ -6,6 +6,7 @@
 #include "sandboxd/limits.hpp"
 
 #include "lib/home.hpp"
+#include "lib/text.hpp"
 
 #include <sys/stat.h>
 
@@ -52,7 +53,7 @@ Status parse_sizes(Config& config, const Args& args) {
     for (Size s : {Size{"memory", &config.limits.memory}, Size{"file-size", &config.limits.file_size},
                    Size{"output", &config.limits.output}}) {
         if (auto v = args.value(s.name)) {
-            auto n = parse_bytes(*v);
+            auto n = s.field == &config.limits.memory ? parse_memory(*v) : parse_bytes(*v);
             if (!n)
                 return Error(Exit::usage, format_option(s.name, n.error().message()));
             *s.field = *n;
@@ -110,7 +111,7 @@ std::vector<OptionSpec> sandbox_options(bool with_json) {
         {"allow-host", 0, "HOST[:PORT]", "a host the declared network admits (repeatable)"},
         {"timeout", 0, "S", "wall-clock seconds a command may run (120)"},
         {"cpu", 0, "S", "CPU seconds a process may use (120)"},
-        {"memory", 0, "BYTES", "address space of a process (4G)"},
+        {"memory", 0, "BYTES", "the sandbox's memory (4G)"},
         {"file-size", 0, "BYTES", "the largest file a process may write (512M)"},
         {"output", 0, "BYTES", "bytes of stdout, and of stderr, kept (64K)"},
         {"home", 0, "DIR", "the runtime's home, which must stay hidden (default: $SION_HOME)"},
@@ -230,6 +231,21 @@ Result<uint64_t> parse_bytes(std::string_view text) {
     if (value > (std::numeric_limits<uint64_t>::max() >> shift))
         return make_error(Exit::usage, "'%.*s' is too large", static_cast<int>(text.size()), text.data());
     return value << shift;
+}
+
+Result<uint64_t> parse_memory(std::string_view text) {
+    SION_TRY(uint64_t n, parse_bytes(text));
+    if (n < (uint64_t{16} << 20))
+        return make_error(Exit::usage, "'%.*s' is too little: give 16M or more",
+                          static_cast<int>(text.size()), text.data());
+    return n;
+}
+
+std::string size_text(uint64_t bytes) {
+    for (auto [shift, unit] : {std::pair{30, "GiB"}, std::pair{20, "MiB"}, std::pair{10, "KiB"}})
+        if (bytes >= (uint64_t{1} << shift) && bytes % (uint64_t{1} << shift) == 0)
+            return format("%llu %s", static_cast<unsigned long long>(bytes >> shift), unit);
+    return format("%llu bytes", static_cast<unsigned long long>(bytes));
 }
 
 } // namespace sion::sandboxd

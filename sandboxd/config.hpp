@@ -19,7 +19,7 @@ namespace sion::sandboxd {
 struct Limits {
     std::chrono::seconds timeout{120};        // wall clock, enforced from outside the command
     std::chrono::seconds cpu{120};            // RLIMIT_CPU
-    uint64_t memory = uint64_t{4} << 30;      // RLIMIT_AS (bwrap); the container's memory (Docker)
+    uint64_t memory = uint64_t{4} << 30;      // the sandbox cgroup's, else RLIMIT_DATA (bwrap); the container's (Docker)
     uint64_t file_size = uint64_t{512} << 20; // RLIMIT_FSIZE
     uint64_t output = uint64_t{64} << 10;     // stdout and stderr, each
     uint64_t processes = 256;                 // RLIMIT_NPROC inside, and the cgroup's pids.max
@@ -80,5 +80,13 @@ inline constexpr const char* k_channel_inside = "/run/sion/channel.sock";
 
 // A byte count: digits with an optional K, M, G (powers of 1024; KiB, MiB, GiB too). Exit::usage.
 [[nodiscard]] Result<uint64_t> parse_bytes(std::string_view text);
+
+// The memory a sandbox is given (--memory, sion-run's and sion-mcp's --sandbox-memory): a byte
+// count of 16M or more, since less is surely a mistake and no program starts in it. Exit::usage:
+// parse_bytes()'s, or "'8K' is too little: give 16M or more".
+[[nodiscard]] Result<uint64_t> parse_memory(std::string_view text);
+
+// A byte count as people read it: "4 GiB", "512 MiB", "1536 KiB", "1000 bytes".
+[[nodiscard]] std::string size_text(uint64_t bytes);
 
 } // namespace sion::sandboxd

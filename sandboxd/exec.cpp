@@ -143,6 +143,8 @@ Json exec_result_to_json(const ExecResult& result) {
     out.set("exit", result.exit);
     out.set("signal", result.signal ? Json::integer(*result.signal) : Json::null());
     out.set("timed_out", result.timed_out);
+    if (result.out_of_memory)
+        out.set("out_of_memory", true);
     out.set("stdout", text_for_json(result.stdout_text));
     out.set("stderr", text_for_json(result.stderr_text));
     out.set("truncated", result.truncated);
@@ -164,6 +166,9 @@ Result<ExecResult> exec_result_from_json(JsonView json) {
         r.signal = static_cast<int>(n);
     }
     SION_TRY(r.timed_out, json.boolean("timed_out"));
+    if (json.get("out_of_memory").exists()) {
+        SION_TRY(r.out_of_memory, json.boolean("out_of_memory"));
+    }
     SION_TRY(std::string_view out, json.string("stdout"));
     SION_TRY(std::string_view err, json.string("stderr"));
     r.stdout_text = std::string(out);

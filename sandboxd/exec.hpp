@@ -28,6 +28,9 @@ struct ExecResult {
     int exit = 0;            // the shell's $?: the code, or 128+signal
     std::optional<int> signal;
     bool timed_out = false;
+    // The sandbox's memory cgroup was full and the kernel killed a process of the command (SIGKILL;
+    // the command itself, or a process it waited for, as a shell does).
+    bool out_of_memory = false;
     std::string stdout_text; // each cut at the output cap, with a line saying how much was cut
     std::string stderr_text;
     bool truncated = false;
@@ -45,7 +48,7 @@ struct ExecResult {
 [[nodiscard]] Json exec_request_to_json(const ExecRequest& request);
 
 // sandbox/exec's result (schemas/sandbox.exec.result.json): exit, signal (null or a number),
-// timed_out, stdout, stderr, truncated, wall_ms, cpu_ms, max_rss_kib.
+// timed_out, stdout, stderr, truncated, wall_ms, cpu_ms, max_rss_kib; out_of_memory only when true.
 [[nodiscard]] Json exec_result_to_json(const ExecResult& result);
 [[nodiscard]] Result<ExecResult> exec_result_from_json(JsonView json);
 

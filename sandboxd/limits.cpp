@@ -60,7 +60,7 @@ std::vector<std::string> limits_to_args(const Limits& limits) {
 
 std::vector<OptionSpec> limit_options() {
     return {{"cpu", 0, "S", "RLIMIT_CPU in seconds"},
-            {"memory", 0, "BYTES", "RLIMIT_AS"},
+            {"memory", 0, "BYTES", "RLIMIT_DATA (0: none, the cgroup bounds memory)"},
             {"file-size", 0, "BYTES", "RLIMIT_FSIZE"},
             {"processes", 0, "N", "RLIMIT_NPROC"}};
 }
@@ -88,7 +88,8 @@ Status apply_limits(const Limits& limits) {
     auto cpu = static_cast<rlim_t>(limits.cpu.count());
     // SIGXCPU at the limit says what happened; SIGKILL a second later if it is caught.
     SION_CHECK(set_limit(RLIMIT_CPU, "RLIMIT_CPU", cpu, cpu + 1));
-    SION_CHECK(set_limit(RLIMIT_AS, "RLIMIT_AS", limits.memory, limits.memory));
+    if (limits.memory != 0) // 0: the sandbox's memory cgroup bounds memory instead
+        SION_CHECK(set_limit(RLIMIT_DATA, "RLIMIT_DATA", limits.memory, limits.memory));
     SION_CHECK(set_limit(RLIMIT_FSIZE, "RLIMIT_FSIZE", limits.file_size, limits.file_size));
     SION_CHECK(set_limit(RLIMIT_NPROC, "RLIMIT_NPROC", limits.processes, limits.processes));
     SION_CHECK(set_limit(RLIMIT_CORE, "RLIMIT_CORE", 0, 0));

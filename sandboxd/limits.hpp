@@ -3,7 +3,7 @@
 // and setting them there with setrlimit.
 //
 // What holds (the man page's table): RLIMIT_CPU (soft at the limit, SIGXCPU; hard one second later,
-// SIGKILL), RLIMIT_AS, RLIMIT_FSIZE (SIGXFSZ, or EFBIG when caught), RLIMIT_CORE 0, and
+// SIGKILL), RLIMIT_DATA where the sandbox has no memory cgroup (cgroup.hpp), RLIMIT_FSIZE (SIGXFSZ, or EFBIG when caught), RLIMIT_CORE 0, and
 // RLIMIT_NPROC. The kernel counts RLIMIT_NPROC per user in each user namespace, so it bounds the
 // processes and threads of the sandbox's own user 10001 only, and it exempts processes whose user
 // outside is root: run by root with a workspace of root's, the number of processes is bounded by

@@ -155,20 +155,32 @@ Result<std::string> run_trivial_command(const Config& config) {
     return std::string(trimmed(r.stdout_text));
 }
 
-std::string process_bound(const Config& config) {
+std::vector<std::string> bounds(const Config& config) {
     auto n = static_cast<unsigned long long>(config.limits.processes);
-    auto parent = find_pids_parent();
-    if (parent) {
-        auto cgroup = SandboxCgroup::make(*parent, config.limits.processes);
-        if (cgroup)
-            return format("processes bounded: pids.max %llu in each sandbox's own cgroup beneath %s "
-                          "(cgroup v%d)",
-                          n, parent->dir.c_str(), parent->version);
-        parent = Result<PidsParent>(std::move(cgroup).error());
-    }
+    std::string memory = size_text(config.limits.memory);
+    auto pids = find_cgroup_parent("pids");
+    auto mem = find_cgroup_parent("memory");
+    auto cgroup = SandboxCgroup::make(pids, mem, config.limits.processes, config.limits.memory);
+    std::string processes, memory_line;
     // bwrap never runs as root (stage.hpp), so RLIMIT_NPROC binds.
-    return format("processes bounded: RLIMIT_NPROC %llu for uid %u, who runs bwrap (no cgroup: %s)",
-                  n, static_cast<unsigned>(bwrap_user().uid), parent.error().message().c_str());
+    if (cgroup && !cgroup->pids_dir().empty())
+        processes = format("processes bounded: pids.max %llu in each sandbox's own cgroup beneath %s "
+                           "(cgroup v%d)",
+                           n, pids->dir.c_str(), pids->version);
+    else
+        processes = format("processes bounded: RLIMIT_NPROC %llu for uid %u, who runs bwrap "
+                           "(no cgroup: %s)",
+                           n, static_cast<unsigned>(bwrap_user().uid),
+                           (pids ? cgroup.error() : pids.error()).message().c_str());
+    if (cgroup && !cgroup->memory_dir().empty())
+        memory_line = format("memory bounded: %s for each sandbox, in its own cgroup beneath %s "
+                             "(cgroup v%d), with no swap",
+                             memory.c_str(), mem->dir.c_str(), mem->version);
+    else
+        memory_line = format("memory bounded: RLIMIT_DATA %s a process (no memory cgroup: %s)",
+                             memory.c_str(),
+                             (cgroup ? cgroup->memory_why() : cgroup.error().message()).c_str());
+    return {processes, memory_line};
 }
 
 std::string who_runs(const Config& config) {

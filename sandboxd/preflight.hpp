@@ -52,10 +52,10 @@ namespace sion::sandboxd {
 //   "id -u exited 1 in the sandbox: <its first line on stderr>"
 [[nodiscard]] Result<std::string> run_trivial_command(const Config& config);
 
-// What bounds the number of a bubblewrap sandbox's processes for `config`, said as check says it:
-// a cgroup of each sandbox's own (one is made and removed to be sure), else RLIMIT_NPROC for the
-// user who runs bwrap, never root (bwrap_user()).
-[[nodiscard]] std::string process_bound(const Config& config);
+// What bounds a bubblewrap sandbox's processes and memory for `config`, said as check says it, a
+// line each: cgroups of each sandbox's own (they are made and removed to be sure), else
+// RLIMIT_NPROC for the user who runs bwrap, never root (bwrap_user()), and RLIMIT_DATA a process.
+[[nodiscard]] std::vector<std::string> bounds(const Config& config);
 
 // Who a command is, said as check says it: as root, k_host_id with the workspace idmapped to its
 // owner (stage.hpp); otherwise the user who runs sion-sandbox.

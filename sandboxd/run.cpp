@@ -163,7 +163,7 @@ Status AttachedRun::spawn_bwrap(const ExecRequest& request) {
     SION_TRY(Launch launch, prepare_launch(m_config, request.env, status.write.get(),
                                            m_proxy.socket));
     std::vector<std::string> tail =
-        run_init_argv(m_config.limits, forward, request.argv, launch.env_fd);
+        run_init_argv(launch.limits, forward, request.argv, launch.env_fd);
     launch.spec.argv.insert(launch.spec.argv.end(), tail.begin(), tail.end());
     SION_TRY(Child child, Child::spawn(launch.spec));
     m_child.emplace(std::move(child));
@@ -281,8 +281,10 @@ Result<RunOutcome> AttachedRun::outcome() {
         return out;
     }
     auto report = read_all(m_status.get(), k_status_max);
-    if (report && read_status(*report, out.ended))
+    if (report && read_status(*report, out.ended)) {
+        out.ended.out_of_memory = m_cgroup && m_cgroup->oom_kills() > 0;
         return out;
+    }
     std::string how = m_exit->signal != 0
                           ? "bwrap was killed by signal " + std::to_string(m_exit->signal)
                           : "bwrap exited with status " + std::to_string(m_exit->status);

@@ -86,6 +86,7 @@ struct WarmSandbox::Impl {
         exit_poll = nullptr;
     }
 
+    [[nodiscard]] uint64_t oom_kills() const { return cgroup ? cgroup->oom_kills() : 0; }
     Result<std::string> start_proxy();
     Status spawn(Launch launch);
     void watch_exit();
@@ -104,7 +105,7 @@ Status WarmSandbox::Impl::spawn(Launch launch) {
     argv.insert(argv.end(), {"--", k_exe_inside, "init", "--serve"});
     if (proxy)
         argv.insert(argv.end(), {"--proxy-socket", k_proxy_inside});
-    std::vector<std::string> limits = limits_to_args(config.limits);
+    std::vector<std::string> limits = limits_to_args(launch.limits);
     argv.insert(argv.end(), limits.begin(), limits.end());
     launch.spec.in = Stdio::pipe();
     launch.spec.out = Stdio::pipe();
@@ -186,14 +187,30 @@ WarmSandbox::~WarmSandbox() {
 void WarmSandbox::exec(const ExecRequest& request, std::function<void(rpc::Reply)> done) {
     Json params = exec_request_to_json(request);
     params.set("output", static_cast<int64_t>(m_impl->config.limits.output));
-    m_impl->init->call("init/exec", params, [done = std::move(done)](Result<rpc::Message> answer) {
-        if (!answer)
+    // A command ran out of memory when the kernel killed a process of the sandbox for it while the
+    // command ran: the cgroup's count of OOM kills grew (with commands side by side, each is told
+    // so: the sandbox's memory is theirs together).
+    Impl* w = m_impl.get();
+    uint64_t kills = w->oom_kills();
+    w->init->call("init/exec", params,
+                  [w, kills, done = std::move(done)](Result<rpc::Message> answer) {
+        if (!answer) {
             done(rpc::Reply::fail(rpc::k_internal_error,
                                   "the sandbox ended: " + answer.error().message()));
-        else if (answer->kind == rpc::Kind::error)
+            return;
+        }
+        if (answer->kind == rpc::Kind::error) {
             done(rpc::Reply::fail(answer->error_code, std::string(answer->error_message)));
-        else
-            done(rpc::Reply::ok(Json::copy_of(answer->result)));
+            return;
+        }
+        if (w->oom_kills() > kills) {
+            if (auto r = exec_result_from_json(answer->result)) {
+                r->out_of_memory = true;
+                done(rpc::Reply::ok(exec_result_to_json(*r)));
+                return;
+            }
+        }
+        done(rpc::Reply::ok(Json::copy_of(answer->result)));
     });
 }
 

@@ -150,7 +150,8 @@ mcpd::ServerConfig http_config_from(const Args& args) {
         die(usage_error("--url takes an http or https URL, not '" + mcpd::one_line(c.url) + "'"));
     if (args.operands().size() > 1)
         die(usage_error("give either --url or a command, not both"));
-    for (const char* local : {"dir", "env", "sandbox", "sandbox-network", "sandbox-read"})
+    for (const char* local : {"dir", "env", "sandbox", "sandbox-network", "sandbox-read",
+                              "sandbox-memory"})
         if (args.has(local))
             die(usage_error(std::string("--") + local
                             + " does not go with --url: a server over HTTP runs elsewhere"));
@@ -191,10 +192,16 @@ mcpd::ServerConfig config_from(const Args& args, const std::string& home) {
         or_die(sandboxd::parse_backend(check, *sandbox));
         if (auto network = args.value("sandbox-network"))
             or_die(sandboxd::parse_network(check, *network));
+        if (auto memory = args.value("sandbox-memory")) {
+            if (auto bytes = sandboxd::parse_memory(*memory); !bytes)
+                die(bytes.error().context("option '--sandbox-memory'"));
+            c.memory = *memory;
+        }
         c.sandbox = *sandbox;
         c.network = args.value("sandbox-network").value_or("");
-    } else if (args.has("sandbox-network") || args.has("sandbox-read")) {
-        die(usage_error("--sandbox-network and --sandbox-read go with --sandbox"));
+    } else if (args.has("sandbox-network") || args.has("sandbox-read")
+               || args.has("sandbox-memory")) {
+        die(usage_error("--sandbox-network, --sandbox-read and --sandbox-memory go with --sandbox"));
     }
     effects_and_timeout(args, c);
     c.shown = command;
@@ -240,6 +247,7 @@ std::vector<OptionSpec> add_options() {
         {"sandbox", 0, "BACKEND", "bwrap or docker:IMAGE@sha256:DIGEST: run it in the shell's sandbox"},
         {"sandbox-network", 0, "NETWORK", "the sandbox's network (none)"},
         {"sandbox-read", 0, "DIR", "a directory the sandbox shows read-only (repeatable)"},
+        {"sandbox-memory", 0, "SIZE", "the sandbox's memory, as 512M or 8G (4G)"},
         {"no-browser", 0, nullptr, "print the authorization URL instead of opening a browser"},
         {"issuer", 0, "URL", "the authorization server to use, of several the server names"},
         {"client-id", 0, "ID", "a client registered beforehand with the authorization server"},

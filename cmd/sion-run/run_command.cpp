@@ -126,6 +126,7 @@ std::vector<OptionSpec> run_options() {
          "none (default), declared or host; with Docker none or NAME"},
         {"sandbox-read", 0, "DIR", "a directory commands may read (repeatable)"},
         {"sandbox-timeout", 0, "S", "seconds a command may run (120)"},
+        {"sandbox-memory", 0, "SIZE", "the sandbox's memory, as 512M or 8G (4G)"},
         {"autonomy", 0, "LEVEL", "L0 to L6: what runs without asking (the profile's)"},
         {"budget-tokens", 0, "N", "stop the run once it has used N tokens"},
         {"mcp", 0, "NAME", "give it the tools of MCP server NAME, from the shelf (repeatable)"},

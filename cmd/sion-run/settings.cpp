@@ -66,6 +66,10 @@ Result<std::vector<std::string>> sandbox_argv(JsonView settings, const std::stri
         SION_TRY(int64_t timeout, settings.integer("sandbox_timeout"));
         argv.insert(argv.end(), {"--timeout", std::to_string(timeout)});
     }
+    if (settings.get("sandbox_memory").exists()) {
+        SION_TRY(std::string_view memory, settings.string("sandbox_memory"));
+        argv.insert(argv.end(), {"--memory", std::string(memory)});
+    }
     return argv;
 }
 
@@ -92,6 +96,11 @@ Result<Json> settings_from_flags(const Args& args, JsonView base) {
     if (args.has("sandbox-timeout")) {
         SION_TRY(int64_t t, positive(args, "sandbox-timeout"));
         s.set("sandbox_timeout", t);
+    }
+    if (auto memory = args.value("sandbox-memory")) {
+        if (auto bytes = sandboxd::parse_memory(*memory); !bytes)
+            return bytes.error().context("option '--sandbox-memory'");
+        s.set("sandbox_memory", std::string_view(*memory));
     }
     if (auto level = args.value("autonomy")) {
         SION_TRY(int n, parse_autonomy(*level));
@@ -136,7 +145,7 @@ Result<RunSettings> resolve_settings(JsonView settings, const Profile& profile,
         SION_CHECK(mcpd::check_server_name(name));
     rs.shell = settings.get("shell").exists();
     bool has_workspace = settings.get("workspace").exists();
-    for (const char* key : {"sandbox_network", "sandbox_read", "sandbox_timeout"})
+    for (const char* key : {"sandbox_network", "sandbox_read", "sandbox_timeout", "sandbox_memory"})
         if (settings.get(key).exists() && !rs.shell) {
             std::string flag = std::string("--") + key;
             flag[flag.find('_')] = '-';
@@ -183,6 +192,9 @@ Result<RunSettings> resolve_settings(JsonView settings, const Profile& profile,
         if (settings.get("sandbox_timeout").exists())
             rs.code_sandbox.insert(rs.code_sandbox.end(),
                                    {"--timeout", std::to_string(config.limits.timeout.count())});
+        if (settings.get("sandbox_memory").exists())
+            rs.code_sandbox.insert(rs.code_sandbox.end(),
+                                   {"--memory", std::to_string(config.limits.memory)});
     }
     return rs;
 }

@@ -3,8 +3,8 @@
 // Kept with the session as JSON (sessions.settings), so `--session` continues it as it was, the
 // flags given again replacing what they name:
 //   {"models":["script:shell.json"],"workspace":"/home/me/work","shell":"bwrap",
-//    "sandbox_network":"none","sandbox_read":["/opt"],"sandbox_timeout":120,"autonomy":"L3",
-//    "budget_tokens":100000,"mcp":["notes"]}
+//    "sandbox_network":"none","sandbox_read":["/opt"],"sandbox_timeout":120,"sandbox_memory":"8G",
+//    "autonomy":"L3","budget_tokens":100000,"mcp":["notes"]}
 #pragma once
 
 #include "lib/agents.hpp"
@@ -34,7 +34,8 @@ struct RunSettings {
 
 // The settings members the flags of `sion-run run` give, laid over `base` (a stored session's, or
 // an empty object). Exit::usage for malformed values ("--budget-tokens takes a positive whole
-// number, not 'x'", "unknown autonomy level 'L9': give L0 to L6", "invalid server name 'X': …").
+// number, not 'x'", "option '--sandbox-memory': '8K' is too little: give 16M or more",
+// "unknown autonomy level 'L9': give L0 to L6", "invalid server name 'X': …").
 [[nodiscard]] Result<Json> settings_from_flags(const Args& args, JsonView base);
 
 // The settings checked and made whole: the profile's models and autonomy where the settings give

@@ -64,6 +64,10 @@ public:
         if (r.timed_out)
             text = format("timed out after %.3g s: the command was killed",
                           static_cast<double>(r.wall_ms) / 1000.0);
+        else if (r.out_of_memory)
+            text = format("out of memory: the sandbox's memory was full and a process of the "
+                          "command was killed (SIGKILL); exit status %d",
+                          r.exit);
         else if (r.signal)
             text = format("killed by signal %d (SIG%s)", *r.signal,
                           sigabbrev_np(*r.signal) ? sigabbrev_np(*r.signal) : "?");

@@ -73,7 +73,7 @@ Result<Request> read_request(const Args& args, const Config& config) {
     return r;
 }
 
-int print_text(const ExecResult& result, std::chrono::milliseconds limit) {
+int print_text(const ExecResult& result, std::chrono::milliseconds limit, uint64_t memory) {
     Status out = write_all(STDOUT_FILENO, result.stdout_text);
     Status err = write_all(STDERR_FILENO, result.stderr_text);
     // How it ended is said on a line of its own, even after a process killed mid-line.
@@ -83,16 +83,19 @@ int print_text(const ExecResult& result, std::chrono::milliseconds limit) {
     (void)err; // stderr failing is nothing we can report anywhere
     if (!out)
         die(Error(Exit::io, "write error: " + out.error().message()));
-    say_how_it_ended(result, limit);
+    say_how_it_ended(result, limit, memory);
     return result.exit;
 }
 
 } // namespace
 
-void say_how_it_ended(const ExecResult& result, std::chrono::milliseconds limit) {
+void say_how_it_ended(const ExecResult& result, std::chrono::milliseconds limit, uint64_t memory) {
     if (result.timed_out) {
         log_error("the command ran out of time (%s s) and was killed",
                   format("%g", static_cast<double>(limit.count()) / 1000).c_str());
+    } else if (result.out_of_memory) {
+        log_error("out of memory (%s for the sandbox): a process of the command was killed",
+                  size_text(memory).c_str());
     } else if (result.signal) {
         const char* abbrev = sigabbrev_np(*result.signal);
         log_error("the command was killed by SIG%s (%s)", abbrev != nullptr ? abbrev : "?",
@@ -116,7 +119,8 @@ int exec_command(int argc, const char* const* argv) {
         die(result.error());
     if (!args.has("json")) {
         auto limit = std::chrono::duration_cast<std::chrono::milliseconds>(config->limits.timeout);
-        return print_text(*result, std::min(request->request.timeout.value_or(limit), limit));
+        return print_text(*result, std::min(request->request.timeout.value_or(limit), limit),
+                          config->limits.memory);
     }
     std::string line = exec_result_to_json(*result).dump() + "\n";
     if (Status ok = write_all(STDOUT_FILENO, line); !ok)

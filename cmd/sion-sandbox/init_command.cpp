@@ -109,12 +109,12 @@ int init_command(int argc, const char* const* argv) {
 int become_command(int argc, const char* const* argv) {
     const CommandSpec spec{
         "sion-sandbox become",
-        "sion-sandbox become [--cgroup DIR] [--workspace DIR [--stage PATH]...] UID GID --\n"
+        "sion-sandbox become [--cgroup DIR]... [--workspace DIR [--stage PATH]...] UID GID --\n"
         "                    PROGRAM [ARGS...]",
-        "Run PROGRAM in the cgroup DIR, with the workspace idmapped to UID and GID and each PATH\n"
+        "Run PROGRAM in each cgroup DIR, with the workspace idmapped to UID and GID and each PATH\n"
         "staged where they reach it (as root), as UID:GID with no supplementary groups unless\n"
         "those are who runs it already; started by exec and serve to start bwrap.",
-        {{"cgroup", 0, "DIR", "join this cgroup first"},
+        {{"cgroup", 0, "DIR", "join this cgroup first (repeatable)"},
          {"workspace", 0, "DIR", "stage the workspace, idmapped"},
          {"stage", 0, "PATH", "stage PATH as it is (repeatable)"}},
     };
@@ -129,8 +129,8 @@ int become_command(int argc, const char* const* argv) {
     if (bad || *end != '\0' || ops[0].empty() || ops[1].empty())
         die(usage_error("UID and GID must be numbers"));
     std::vector<std::string> program(ops.begin() + 2, ops.end());
-    if (auto cgroup = args.value("cgroup"))
-        or_die(join_cgroup(*cgroup));
+    for (const std::string& cgroup : args.values("cgroup"))
+        or_die(join_cgroup(cgroup));
     if (auto workspace = args.value("workspace"))
         or_die(stage(*workspace, args.values("stage")));
     die(become(static_cast<uid_t>(uid), static_cast<gid_t>(gid), program));

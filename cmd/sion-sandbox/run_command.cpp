@@ -32,10 +32,9 @@ CommandSpec run_spec() {
     };
 }
 
-// The run, in the workspace given or in an empty one made for it and removed when this returns;
-// `request` gets the timeout given, if any.
-Result<RunOutcome> run_in_sandbox(const Args& args, ExecRequest& request) {
-    SION_TRY(Config config, config_from_args(args));
+// The run of `config`, in the workspace given or in an empty one made for it and removed when this
+// returns; `request` gets the timeout given, if any.
+Result<RunOutcome> run_in_sandbox(const Args& args, Config config, ExecRequest& request) {
     if (args.has("timeout"))
         request.timeout = config.limits.timeout;
     std::optional<ScratchWorkspace> scratch;
@@ -68,10 +67,12 @@ int run_command(int argc, const char* const* argv) {
     ExecRequest request;
     request.argv = args.operands();
     request.env = or_die(named_env(args.values("env")));
-    RunOutcome outcome = or_die(run_in_sandbox(args, request));
+    Config config = or_die(config_from_args(args));
+    uint64_t memory = config.limits.memory;
+    RunOutcome outcome = or_die(run_in_sandbox(args, std::move(config), request));
     if (outcome.received != 0)
         return die_of(outcome.received);
-    say_how_it_ended(outcome.ended, request.timeout.value_or(std::chrono::milliseconds(0)));
+    say_how_it_ended(outcome.ended, request.timeout.value_or(std::chrono::milliseconds(0)), memory);
     return outcome.ended.exit;
 }
 

@@ -8,6 +8,7 @@
 
 need_bwrap
 command -v python3 >/dev/null || skip "python3 is not installed"
+command -v node >/dev/null || skip "node is not installed (Debian package nodejs)"
 
 work="$scratch/work"
 mkdir -p "$work"
@@ -49,10 +50,27 @@ expect_exit 124 sbx exec "${limits[@]}" -- sh -c '(bomb() { bomb | bomb & }; bom
     fail "the fork bomb's last line is '$(tail -n 1 "$scratch/err")'"
 next
 
-# A memory hog: the address space runs out.
-expect_exit 1 sbx exec "${limits[@]}" -- python3 -c 'x = bytearray(1 << 30)'
-expect_grep '^MemoryError$' "$scratch/err"
+# A memory hog: the sandbox's memory cgroup is full and the kernel kills it, said so; where no
+# memory cgroup can be made, RLIMIT_DATA refuses its allocation.
+expect_exit 0 sbx check
+if grep -q '^ok: memory bounded: .* in its own cgroup' "$scratch/out"; then
+    expect_exit 137 sbx exec "${limits[@]}" -- python3 -c 'x = bytearray(1 << 30)' &&
+        expect_err 'sion-sandbox: out of memory (256 MiB for the sandbox): a process of the command was killed'
+    expect_exit 137 sbx exec --json "${limits[@]}" -- python3 -c 'x = bytearray(1 << 30)'
+    expect_grep '"signal":9,"timed_out":false,"out_of_memory":true,' "$scratch/out"
+else
+    expect_grep '^ok: memory bounded: RLIMIT_DATA 4 GiB a process \(no memory cgroup: .+\)$' "$scratch/out"
+    expect_exit 1 sbx exec "${limits[@]}" -- python3 -c 'x = bytearray(1 << 30)'
+    expect_grep '^MemoryError$' "$scratch/err"
+fi
 next
+# What stays within it is not killed, nor said to have run out: a program that allocates 100 MiB
+# and one, Node's fetch(), that reserves far more address space than it uses.
+expect_exit 0 sbx exec "${limits[@]}" -- python3 -c 'x = bytearray(100 << 20); print(len(x))' &&
+    expect_out 104857600
+expect_exit 0 sbx exec "${limits[@]}" -- node -e \
+    'fetch("http://127.0.0.1:9/").then(() => console.log("answered"), () => console.log("refused"))'
+expect_out refused
 
 # A 10 GB file: cut at 1 MiB by SIGXFSZ.
 expect_exit 153 sbx exec "${limits[@]}" -- sh -c 'exec head -c 10G /dev/zero > big' &&

@@ -67,6 +67,9 @@ expect_exit 78 sion-sandbox serve --workspace ~/.sion/.. </dev/null &&
     expect_err 'sion-sandbox: the workspace ~/.sion/.. and ~/.sion (wallets, sessions, skills) overlap: give a workspace apart from it'
 
 # Limits, one request after another in one session, each followed by a command that runs normally.
+# Memory is bounded by the sandbox's memory cgroup, whose kill is said, or else by RLIMIT_DATA.
+expect_exit 0 sion-sandbox check --workspace "$work"
+memory_cgroup=$(grep '^ok: memory bounded: .* in its own cgroup' "$scratch/out")
 coproc SBX { timeout 300 sion-sandbox serve --workspace "$work" --timeout 60 --cpu 2 --memory 256M --file-size 1M --output 1K 2>"$scratch/serve.err"; }
 sbx_pid=$SBX_PID # bash unsets SBX_PID once it has reaped the coprocess
 exec 3>&"${SBX[1]}" 4<&"${SBX[0]}"
@@ -98,7 +101,11 @@ call '{"command":"(bomb() { bomb | bomb & }; bomb) & exec sleep 60","timeout":3}
 expect_reply '"result":\{"exit":124,"signal":9,"timed_out":true,'
 next
 call '{"argv":["python3","-c","x = bytearray(1 << 30)"]}'
-expect_reply '"result":\{"exit":1,.*MemoryError\\n"'
+if [ "$memory_cgroup" ]; then
+    expect_reply '"result":\{"exit":137,"signal":9,"timed_out":false,"out_of_memory":true,'
+else
+    expect_reply '"result":\{"exit":1,.*MemoryError\\n"'
+fi
 next
 call '{"command":"exec head -c 10G /dev/zero > big"}'
 expect_reply '"result":\{"exit":153,"signal":25,"timed_out":false,'

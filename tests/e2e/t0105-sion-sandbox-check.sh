@@ -13,15 +13,17 @@ cd "$work" || exit 1
 sbx() { timeout 120 sion-sandbox "$@"; }
 version=$(bwrap --version | sed -n 's/^bubblewrap //p')
 
-# All is well here; what bounds the processes is t0106's, who a command is t0107's.
+# All is well here; what bounds the processes is t0106's, who a command is t0107's; the memory
+# cgroup's kills are t0102's.
 bound='^ok: processes bounded: (pids\.max 256 in each sandbox.s own cgroup|RLIMIT_NPROC 256 for uid [0-9]+)'
+memory='^ok: memory bounded: (4 GiB for each sandbox, in its own cgroup beneath /sys/fs/cgroup[^ ]* \(cgroup v[12]\), with no swap|RLIMIT_DATA 4 GiB a process \(no memory cgroup: .+\))$'
 if [ "$(id -u)" -eq 0 ]; then
     who="ok: commands run as uid 2000010001, never root (10001 inside); the workspace is idmapped so that what they write is 0:0's"
 else
     who="ok: commands run as uid $(id -u), who runs sion-sandbox (10001 inside)"
 fi
 expect_exit 0 sbx check && expect_err '' && expect_grep "$bound" "$scratch/out" &&
-    sed -i '$d' "$scratch/out" && expect_out "ok: the workspace $work and ~/.sion are apart
+    expect_grep "$memory" "$scratch/out" && sed -i '$d' "$scratch/out" && sed -i '$d' "$scratch/out" && expect_out "ok: the workspace $work and ~/.sion are apart
 ok: bwrap $version found
 ok: user namespaces allowed
 ok: a command ran in the sandbox (id -u: 10001)
@@ -36,6 +38,7 @@ if [ "$(id -u)" -eq 0 ]; then
     owned="$scratch/owned"
     mkdir -p "$owned" && chown 65534:65534 "$owned"
     expect_exit 0 sbx check --workspace "$owned" && expect_grep "$bound" "$scratch/out" &&
+        expect_grep "$memory" "$scratch/out" && sed -i '$d' "$scratch/out" &&
         sed -i '$d' "$scratch/out" && expect_out "ok: the workspace $owned and ~/.sion are apart
 ok: bwrap $version found
 ok: user namespaces allowed

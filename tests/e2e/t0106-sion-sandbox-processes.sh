@@ -78,7 +78,8 @@ bounded "as root"
 
 # While a command runs its sandbox is in a cgroup of its own, with pids.max 256, removed after;
 # one left by a sion-sandbox that was killed goes with the next sandbox.
-# in_cgroup MARKER: the cgroup of the init whose command line holds MARKER, once it runs.
+# in_cgroup MARKER: the pids cgroup of the init whose command line holds MARKER, once it runs
+# (with cgroup v1 its memory cgroup is another, in the memory hierarchy).
 # (On a loaded machine the init may be seen a moment before it has joined: it is looked for again.)
 in_cgroup() {
     local init= dir
@@ -86,6 +87,7 @@ in_cgroup() {
         init=$(pgrep -f -- "init --exec .*$1" | head -n 1)
         if [ -n "$init" ]; then
             for dir in $(cgroups); do
+                [ -e "$dir/pids.max" ] || continue
                 grep -qx "$init" "$dir/cgroup.procs" 2>/dev/null && { echo "$dir"; return; }
             done
         fi

@@ -175,6 +175,33 @@ echo '{"turns": [{"calls": [{"tool": "write_file", "input": {"path": "l2.txt", "
 expect_exit 0 run coder "${coder:0:8}" --task 'Write l2' --session "$sid" --model "script:$scripts/l2.json" --autonomy L2
 expect_grep '^✗ write_file is a write, which asks a person at L2, and there is no one to ask here \(no terminal\)$' "$scratch/out"
 [ ! -e "$work/l2.txt" ] && ok || fail "l2.txt was written at L2 with no one to ask"
+# --sandbox-memory: a command that holds more is killed, and the model is told so (where no memory
+# cgroup can be made, RLIMIT_DATA fails its allocation instead); it is kept with the session and
+# holds when the session goes on, until it is given again.
+cat >"$scripts/hog.json" <<'JSON'
+{"turns": [
+  {"calls": [{"tool": "shell", "input": {"command": "python3 -c 'x = bytearray(200 << 20); print(len(x))'"}}]},
+  {"text": "tried"}
+]}
+JSON
+expect_exit 0 sion-sandbox check --workspace work
+if grep -q '^ok: memory bounded: .* in its own cgroup' "$scratch/out"; then
+    killed="← out of memory: the sandbox's memory was full and a process of the command was killed \\(SIGKILL\\); exit status 137"
+else
+    killed='← exit status 1'
+fi
+expect_exit 0 run coder "${coder:0:8}" --task 'Hog' --model "script:$scripts/hog.json" \
+    --workspace work --shell --autonomy L3 --sandbox-memory 64M
+hsid=$(session_id)
+expect_grep "^$killed\$" "$scratch/out"
+expect_exit 0 sion-run show "$hsid" --json && head -n 1 "$scratch/out" >"$scratch/first"
+expect_grep '"shell":"bwrap","sandbox_memory":"64M",' "$scratch/first"
+expect_exit 0 run coder "${coder:0:8}" --task 'Hog again' --session "$hsid" --model "script:$scripts/hog.json"
+expect_grep "^$killed\$" "$scratch/out"
+expect_exit 0 run coder "${coder:0:8}" --task 'With more' --session "$hsid" --model "script:$scripts/hog.json" \
+    --sandbox-memory 512M
+expect_grep '^← exit status 0$' "$scratch/out" && expect_grep '^209715200$' "$scratch/out"
+
 # Another agent's session, or one that is not there.
 expect_exit 65 run lead "${lead:0:8}" --task x --session "$sid" &&
     expect_err "sion-run: session $sid is of agent $(short_of "$coder"), not $(short_of "$lead")"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # sion-run refusing what it is given: unknown options and commands, missing and extra operands
-# (64); malformed values of --autonomy, --budget-tokens and --sandbox-timeout, flags that need
-# another (64); a script that is not JSON, has wrong types, is cut short, is not UTF-8 or is over
+# (64); malformed values of --autonomy, --budget-tokens, --sandbox-timeout and --sandbox-memory,
+# flags that need another (64); a script that is not JSON, has wrong types, is cut short, is not UTF-8 or is over
 # 16 MiB (65); a script or session that is not there (66); a workspace or sandbox the sandbox
 # refuses, as the seeds show it ("error: …", 1). Each is one line on stderr, nothing on stdout, and
 # after each the store is as it was: the same sessions, the same transcript of a stored session, an
@@ -97,6 +97,9 @@ bad 64 "sion-run: --sandbox-network is for a shell: add --shell" "${run[@]}" "$m
 bad 64 "sion-run: --sandbox-network is for a shell: add --shell" "${run[@]}" "$m" --workspace work --sandbox-network host
 bad 64 "sion-run: --sandbox-read is for a shell: add --shell" "${run[@]}" "$m" --workspace work --sandbox-read /usr
 bad 64 "sion-run: --sandbox-timeout is for a shell: add --shell" "${run[@]}" "$m" --workspace work --sandbox-timeout 5
+bad 64 "sion-run: option '--sandbox-memory': '8K' is too little: give 16M or more" "${run[@]}" "$m" --workspace work --shell --sandbox-memory 8K
+bad 64 "sion-run: option '--sandbox-memory': 'lots' is not a size: give bytes, or a number with K, M or G" "${run[@]}" "$m" --workspace work --shell --sandbox-memory lots
+bad 64 "sion-run: --sandbox-memory is for a shell: add --shell" "${run[@]}" "$m" --workspace work --sandbox-memory 1G
 bad 64 "sion-run: no model: give --model, or create the agent with one" "${run[@]}"
 bad 64 "sion-run: invalid model 'frob': give provider:model" "${run[@]}" --model frob
 bad 64 "sion-run: invalid model 'script:': give provider:model" "${run[@]}" --model script:

@@ -304,7 +304,7 @@ refused 64 "--dir 'home/.sion/inside' overlaps \$SION_HOME, which no server may 
 refused 64 "--dir '$scratch/home' overlaps \$SION_HOME, which no server may see" add n2 --dir "$scratch/home" -- python3 notes-server.py
 refused 66 "--dir 'missing' is not a directory" add n2 --dir missing -- python3 notes-server.py
 refused 64 "--env takes a variable's name, not 'A=B'" add n2 --env A=B -- python3 notes-server.py
-refused 64 "--sandbox-network and --sandbox-read go with --sandbox" add n2 --sandbox-network none -- python3 notes-server.py
+refused 64 "--sandbox-network, --sandbox-read and --sandbox-memory go with --sandbox" add n2 --sandbox-network none -- python3 notes-server.py
 refused 78 "the backend is bwrap or docker:IMAGE@sha256:DIGEST, not podman" add n2 --sandbox podman -- python3 notes-server.py
 refused 64 "give the server's command after --: sion-mcp add NAME [options] -- COMMAND..." add n2
 refused 64 "give a server's name: sion-mcp add NAME [options] -- COMMAND..." add

@@ -4,7 +4,8 @@
 # its review and effects; echo, sums, structured content, an image, progress restarting the
 # timeout and a timeout that cancels, resources and templates, prompts, sampling within its limits,
 # elicitation sent up); the SDK v2 server of the 2026-07-28 era found by the server/discover probe;
-# and server-filesystem run in bubblewrap, which sees its /workspace and not $HOME or $SION_HOME.
+# and server-filesystem run in bubblewrap, which sees its /workspace and not $HOME or $SION_HOME;
+# a Node server using fetch() runs there too, within --sandbox-memory.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/t0620-helpers.bash"
 
@@ -207,5 +208,28 @@ for id in 3 4 5 8; do
 done
 expect_py '"sandbox:x:10001:10001" in a(6)["text"] and a(6)["text"] != open("/etc/passwd").read()'
 expect_py 'json.loads(a(7)["text"])["NOTES_KEY"] == "k1" and "sk-test" not in a(7)["text"] and "SION_HOME" not in json.loads(a(7)["text"])'
+
+# A Node server that uses fetch() runs in bubblewrap: its memory is bounded, not its address space,
+# of which V8 reserves far more than it uses (under a 4 GiB RLIMIT_AS fetch() failed with
+# "RangeError: WebAssembly.instantiate(): Out of memory"). --sandbox-memory is kept with it; what it
+# holds past that ends it (the memory cgroup's kill, or a failed allocation under RLIMIT_DATA).
+expect_exit 0 timeout 60 sion-mcp add fetcher --sandbox bwrap --sandbox-memory 256M --dir ws \
+    "${reads[@]}" --sandbox-read "$fixtures" -- node "$fixtures/fetcher.mjs"
+expect_exit 0 sqlite3 "$SION_HOME/sion.db" "SELECT json_extract(config, '$.memory') FROM mcp_servers WHERE name = 'fetcher'" &&
+    expect_out 256M
+{
+    call 1 fetcher_fetch
+    echo
+    call 2 fetcher_hold '{"mib":64}'
+    echo
+    call 3 fetcher_hold '{"mib":512}'
+} | expect_exit 0 bridge -- sion-mcp serve fetcher
+expect_got 'status 200: hello' 1 text
+expect_got 'holding 64 MiB' 2 text
+expect_py '"MCP server fetcher ended" in a(3)["error"]["message"]'
+expect_exit 64 sion-mcp add hog --sandbox bwrap --sandbox-memory 8K -- node "$fixtures/fetcher.mjs" &&
+    expect_err "sion-mcp: option '--sandbox-memory': '8K' is too little: give 16M or more"
+expect_exit 64 sion-mcp add hog --sandbox-memory 1G -- node "$fixtures/fetcher.mjs" &&
+    expect_err "sion-mcp: --sandbox-network, --sandbox-read and --sandbox-memory go with --sandbox"
 
 done_testing

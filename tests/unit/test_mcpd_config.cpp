@@ -33,6 +33,7 @@ ServerConfig full() {
     c.sandbox = "bwrap";
     c.network = "none";
     c.sandbox_read = {"/opt/node"};
+    c.memory = "8G";
     c.effects = {{"export_notes", Effect::spend}};
     c.timeout_s = 30;
     return c;
@@ -66,7 +67,7 @@ TEST(McpdConfig, KeptAsJsonAndReadBack) {
     EXPECT_EQ(canonical_json(j.view()),
               canonical_json(parse(R"({"command":["python3","/home/me/notes-server.py"],
                   "shown":["python3","notes-server.py"],"dir":"/home/me/notes","env":["NOTES_KEY"],
-                  "sandbox":"bwrap","network":"none","sandbox_read":["/opt/node"],
+                  "sandbox":"bwrap","network":"none","sandbox_read":["/opt/node"],"memory":"8G",
                   "effects":{"export_notes":"spend"},"timeout":30})")
                                  .view()));
     auto back = config_from_json(j.view());
@@ -78,6 +79,7 @@ TEST(McpdConfig, KeptAsJsonAndReadBack) {
     EXPECT_EQ(back->sandbox, "bwrap");
     EXPECT_EQ(back->network, "none");
     EXPECT_EQ(back->sandbox_read, full().sandbox_read);
+    EXPECT_EQ(back->memory, "8G");
     EXPECT_EQ(back->effects, full().effects);
     EXPECT_EQ(back->timeout_s, 30);
 }
@@ -182,7 +184,7 @@ TEST(McpdConfig, ASandboxedServerRunsInSionSandboxRun) {
     ASSERT_TRUE(spec) << spec.error().message();
     EXPECT_EQ(spec->argv, (std::vector<std::string>{
                               fake, "run", "--workspace", "/home/me/notes", "--network", "none",
-                              "--sandbox-read", "/opt/node", "--env", "NOTES_KEY", "--",
+                              "--sandbox-read", "/opt/node", "--memory", "8G", "--env", "NOTES_KEY", "--",
                               "python3", "/home/me/notes-server.py"}));
     EXPECT_TRUE(spec->cwd.empty());
     EXPECT_EQ(spec->err.kind, Stdio::Kind::null);

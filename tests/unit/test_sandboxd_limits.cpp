@@ -73,7 +73,7 @@ TEST(ApplyLimits, SetsEveryLimitInTheProcess) {
         ::getrlimit(RLIMIT_CPU, &r);
         if (r.rlim_cur != 5 || r.rlim_max != 6)
             ::_exit(11);
-        ::getrlimit(RLIMIT_AS, &r);
+        ::getrlimit(RLIMIT_DATA, &r);
         if (r.rlim_cur != (512U << 20) || r.rlim_max != (512U << 20))
             ::_exit(12);
         ::getrlimit(RLIMIT_FSIZE, &r);
@@ -90,7 +90,7 @@ TEST(ApplyLimits, SetsEveryLimitInTheProcess) {
         more.memory = uint64_t{1} << 30;
         if (!apply_limits(more))
             ::_exit(16);
-        ::getrlimit(RLIMIT_AS, &r);
+        ::getrlimit(RLIMIT_DATA, &r);
         ::_exit(r.rlim_max == (512U << 20) ? 0 : 17);
     }
     int status = 0;
