@@ -6,6 +6,7 @@
 #include "lib/utf8.hpp"
 #include "lib/version.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
@@ -203,6 +204,77 @@ void check_operands(const Args& args, size_t least, size_t most, const std::stri
         die(usage_error(missing));
     if (ops.size() > most)
         die(usage_error("unexpected operand '" + ops[most] + "'"));
+}
+
+namespace {
+
+// "run, create or list", or with `separator` "|": "run|create|list".
+std::string listed(const std::vector<const char*>& names, const char* separator = nullptr) {
+    std::string out;
+    for (size_t i = 0; i < names.size(); ++i) {
+        if (i > 0)
+            out += separator != nullptr ? separator : i + 1 == names.size() ? " or " : ", ";
+        out += names[i];
+    }
+    return out;
+}
+
+std::vector<const char*> public_names(const Program& program) {
+    std::vector<const char*> names;
+    for (const Command& c : program.commands)
+        if (c.usage != nullptr)
+            names.push_back(c.name);
+    return names;
+}
+
+[[noreturn]] void refuse_command(const std::vector<const char*>& names, const std::string* given) {
+    if (given == nullptr)
+        die(usage_error("a command is needed: " + listed(names) + " (see --help)"));
+    die(usage_error("unknown command '" + *given + "': give " + listed(names) + " (see --help)"));
+}
+
+} // namespace
+
+int run_program(const Program& program, int argc, const char* const* argv) {
+    guard_standard_fds();
+    set_program_name(program.name);
+    if (program.utf8_arguments)
+        if (Status utf8 = check_utf8_arguments(argc, argv); !utf8)
+            die(utf8.error());
+    std::string usage;
+    for (const Command& c : program.commands) {
+        if (c.usage == nullptr)
+            continue;
+        for (std::string_view lines = c.usage; !lines.empty();) {
+            size_t end = std::min(lines.find('\n'), lines.size());
+            usage += std::string(usage.empty() ? "" : "\n") + program.name + " "
+                     + std::string(lines.substr(0, end));
+            lines.remove_prefix(std::min(end + 1, lines.size()));
+        }
+    }
+    const CommandSpec spec{program.name, usage.c_str(), program.summary, program.options, true};
+    Args args = parse_args_or_exit(spec, argc, argv);
+    std::vector<const char*> names = public_names(program);
+    if (args.operands().empty())
+        refuse_command(names, nullptr);
+    int at = argc - static_cast<int>(args.operands().size());
+    for (int i = 1; i < at; ++i)
+        if (argv[i][0] == '-')
+            die(usage_error(std::string("option '") + argv[i] + "' goes after the command: "
+                            + program.name + " " + listed(names, "|")));
+    for (const Command& c : program.commands)
+        if (args.operands()[0] == c.name)
+            return finish_stdout(c.run(argc - at, argv + at));
+    refuse_command(names, &args.operands()[0]);
+}
+
+std::string_view pick_command(const Args& args, const std::vector<const char*>& names) {
+    if (args.operands().empty())
+        refuse_command(names, nullptr);
+    for (const char* name : names)
+        if (args.operands()[0] == name)
+            return name;
+    refuse_command(names, &args.operands()[0]);
 }
 
 Status check_utf8_arguments(int argc, const char* const* argv) {

@@ -83,4 +83,38 @@ void check_operands(const Args& args, size_t least, size_t most, const std::stri
 // keeps what it is given as UTF-8".
 [[nodiscard]] Status check_utf8_arguments(int argc, const char* const* argv);
 
+// A program of commands, described once (as git's table of builtins): the table gives --help's
+// usage lines, the messages for a missing or unknown command and for an option given before it,
+// and run_program() is the program's whole main.
+struct Command {
+    const char* name;
+    int (*run)(int argc, const char* const* argv); // argv[0] is the command's name
+    // Its usage lines, '\n' between them, each without the program's name ("run PROFILE AGENT
+    // --task TEXT [options]"); nullptr for a command that is internal: neither listed nor named.
+    const char* usage;
+};
+
+struct Program {
+    const char* name;    // "sion-run"
+    const char* summary; // one paragraph for --help
+    std::vector<Command> commands;
+    // What --help lists besides --help and --version: the commands' own options, for reference.
+    std::vector<OptionSpec> options;
+    // Refuse arguments that are not UTF-8 (check_utf8_arguments()): every program that keeps
+    // what it is given as JSON text. Not sion-sandbox, whose command's arguments are bytes.
+    bool utf8_arguments = true;
+};
+
+// A program's main: guards the standard descriptors, names the program in messages, checks the
+// arguments are UTF-8 (when the program asks), parses --help and --version, runs the command the
+// first operand names with the arguments from it on, and returns its status through
+// finish_stdout(). Usage errors (64): "a command is needed: run, create or list (see --help)",
+// "unknown command 'frob': give run, create or list (see --help)", "option '--task' goes after
+// the command: sion-run run|create|list".
+[[nodiscard]] int run_program(const Program& program, int argc, const char* const* argv);
+
+// For a command with commands of its own (`sion-run credential add|list|remove`): the one of
+// `names` its first operand is, or a usage error that exits 64, in run_program()'s words.
+[[nodiscard]] std::string_view pick_command(const Args& args, const std::vector<const char*>& names);
+
 } // namespace sion

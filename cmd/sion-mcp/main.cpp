@@ -4,80 +4,44 @@
 // serve bridges a session to its servers.
 #include "cmd/sion-mcp/commands.hpp"
 
-#include "lib/log.hpp"
-
-#include <string>
-#include <string_view>
+#include "lib/cli.hpp"
 
 namespace {
 
-constexpr const char* k_commands =
-    "add, list, review, login, logout, remove, give, drop, resources, prompts, sampling or serve";
+int give(int argc, const char* const* argv) {
+    return sion::mcp_cmd::give_command(argc, argv, true);
+}
 
-sion::CommandSpec main_spec() {
-    return {
-        "sion-mcp",
-        "sion-mcp add NAME [options] -- COMMAND [ARGS...]\n"
-        "sion-mcp add NAME --url URL [--header 'NAME: VALUE']... [options]\n"
-        "sion-mcp list\n"
-        "sion-mcp review NAME [--accept]\n"
-        "sion-mcp login NAME [--no-browser] [--scope S]\n"
-        "sion-mcp logout NAME\n"
-        "sion-mcp remove NAME\n"
-        "sion-mcp give PROFILE NAME\n"
-        "sion-mcp drop PROFILE NAME\n"
-        "sion-mcp resources NAME [--read URI]\n"
-        "sion-mcp prompts NAME\n"
-        "sion-mcp sampling NAME [--max-tokens N] [--per-run N] [--model M] | --off\n"
-        "sion-mcp serve [--ask] [--sampling-model M] NAME...",
-        "Keep the MCP servers your agents use: add one once, review and pin its tools, give it\n"
-        "to a profile or to one run with --mcp NAME. serve bridges a session to its servers\n"
-        "(sion-run starts it). The options follow the command.",
-        {},
-        true,
-    };
+int drop(int argc, const char* const* argv) {
+    return sion::mcp_cmd::give_command(argc, argv, false);
 }
 
 } // namespace
 
 int main(int argc, char** argv) {
-    sion::guard_standard_fds();
-    sion::set_program_name("sion-mcp");
-    if (sion::Status utf8 = sion::check_utf8_arguments(argc, argv); !utf8)
-        sion::die(utf8.error());
-    sion::Args args = sion::parse_args_or_exit(main_spec(), argc, argv);
-    if (args.operands().empty())
-        sion::die(sion::usage_error(std::string("a command is needed: ") + k_commands
-                                    + " (see --help)"));
-    int at = argc - static_cast<int>(args.operands().size());
-    std::string_view command = argv[at];
-    int n = argc - at;
-    char** rest = argv + at;
-    int status = 0;
-    if (command == "add")
-        status = sion::mcp_cmd::add_command(n, rest);
-    else if (command == "list")
-        status = sion::mcp_cmd::list_command(n, rest);
-    else if (command == "review")
-        status = sion::mcp_cmd::review_command(n, rest);
-    else if (command == "login")
-        status = sion::mcp_cmd::login_command(n, rest);
-    else if (command == "logout")
-        status = sion::mcp_cmd::logout_command(n, rest);
-    else if (command == "remove")
-        status = sion::mcp_cmd::remove_command(n, rest);
-    else if (command == "give" || command == "drop")
-        status = sion::mcp_cmd::give_command(n, rest, command == "give");
-    else if (command == "resources")
-        status = sion::mcp_cmd::resources_command(n, rest);
-    else if (command == "prompts")
-        status = sion::mcp_cmd::prompts_command(n, rest);
-    else if (command == "sampling")
-        status = sion::mcp_cmd::sampling_command(n, rest);
-    else if (command == "serve")
-        status = sion::mcp_cmd::serve_command(n, rest);
-    else
-        sion::die(sion::usage_error("unknown command '" + std::string(command) + "': give "
-                                    + k_commands + " (see --help)"));
-    return sion::finish_stdout(status);
+    using namespace sion::mcp_cmd;
+    const sion::Program program{
+        "sion-mcp",
+        "Keep the MCP servers your agents use: add one once, review and pin its tools, give it\n"
+        "to a profile or to one run with --mcp NAME. serve bridges a session to its servers\n"
+        "(sion-run starts it). The options follow the command.",
+        {
+            {"add", add_command,
+             "add NAME [options] -- COMMAND [ARGS...]\n"
+             "add NAME --url URL [--header 'NAME: VALUE']... [options]"},
+            {"list", list_command, "list"},
+            {"review", review_command, "review NAME [--accept]"},
+            {"login", login_command, "login NAME [--no-browser] [--scope S]"},
+            {"logout", logout_command, "logout NAME"},
+            {"remove", remove_command, "remove NAME"},
+            {"give", give, "give PROFILE NAME"},
+            {"drop", drop, "drop PROFILE NAME"},
+            {"resources", resources_command, "resources NAME [--read URI]"},
+            {"prompts", prompts_command, "prompts NAME"},
+            {"sampling", sampling_command, "sampling NAME [--max-tokens N] [--per-run N] [--model M] | --off"},
+            {"serve", serve_command, "serve [--ask] [--sampling-model M] NAME..."},
+        },
+        {},
+    };
+    return sion::run_program(program, argc, argv);
 }

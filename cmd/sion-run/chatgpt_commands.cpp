@@ -162,12 +162,7 @@ int chatgpt_command(int argc, const char* const* argv) {
         {},
     };
     Args args = parse_args_or_exit(spec, argc, argv);
-    const auto& ops = args.operands();
-    if (ops.empty())
-        die(usage_error("a command is needed: login, status, models or logout (see --help)"));
-    const std::string& what = ops[0];
-    if (what != "login" && what != "status" && what != "models" && what != "logout")
-        die(usage_error("unknown command '" + what + "': give login, status, models or logout"));
+    std::string_view what = pick_command(args, {"login", "status", "models", "logout"});
     check_operands(args, 1, 1);
     std::string home = or_die(prepare_home());
     if (what == "login")

@@ -169,12 +169,8 @@ int credential_command(int argc, const char* const* argv) {
     };
     Args args = parse_args_or_exit(spec, argc, argv);
     const auto& ops = args.operands();
-    if (ops.empty())
-        die(usage_error("a command is needed: add, list or remove (see --help)"));
-    const std::string& what = ops[0];
+    std::string what(pick_command(args, {"add", "list", "remove"}));
     size_t want = what == "list" ? 1 : 2;
-    if (what != "add" && what != "list" && what != "remove")
-        die(usage_error("unknown command '" + what + "': give add, list or remove"));
     check_operands(args, want, want,
                    "give the credential's name: sion-run credential " + what + " NAME");
     std::string home = or_die(prepare_home());

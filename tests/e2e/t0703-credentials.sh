@@ -89,7 +89,7 @@ printf 'bad\0value\n' >"$scratch/nul"
 expect_exit 65 sion agent credential add NUL <"$scratch/nul"
 expect_exit 66 sion agent credential remove NOT_KEPT && expect_err "sion-run: no credential 'NOT_KEPT'"
 expect_exit 64 sion agent credential && expect_err 'sion-run: a command is needed: add, list or remove (see --help)'
-expect_exit 64 sion agent credential frob && expect_err "sion-run: unknown command 'frob': give add, list or remove"
+expect_exit 64 sion agent credential frob && expect_err "sion-run: unknown command 'frob': give add, list or remove (see --help)"
 expect_exit 64 sion agent credential add && expect_err 'sion-run: give the credential'"'"'s name: sion-run credential add NAME'
 expect_exit 64 sion agent credential list X && expect_err "sion-run: unexpected operand 'X'"
 expect_exit 0 sion agent credential list && expect_out 'ANTHROPIC_API_KEY

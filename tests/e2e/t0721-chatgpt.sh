@@ -56,7 +56,7 @@ expect_exit 1 sion agent chatgpt status && expect_out "not signed in"
 expect_exit 78 run_with -- --task 'Hi' --model chatgpt:gpt-5.2 &&
     expect_err "sion-run: chatgpt: no ChatGPT account is signed in: run 'sion agent chatgpt login'"
 expect_exit 64 sion agent chatgpt sign-in &&
-    expect_err "sion-run: unknown command 'sign-in': give login, status, models or logout"
+    expect_err "sion-run: unknown command 'sign-in': give login, status, models or logout (see --help)"
 
 # login: registered, signed in through the browser on port 1455; status and the plan's models
 # (the API refuses the first token it is shown: renewed, and asked again; a model not to be listed

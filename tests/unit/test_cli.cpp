@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <string_view>
 
 namespace sion {
 namespace {
@@ -162,6 +163,61 @@ TEST(Cli, OperandsAreCountedOnceParsed) {
                 "^prog: unexpected operand 'two'\n$");
     EXPECT_EXIT(check_operands(*a, 0, 0), testing::ExitedWithCode(64),
                 "^prog: unexpected operand 'one'\n$");
+}
+
+int g_ran = 0;
+int run_a(int argc, const char* const* argv) {
+    g_ran = argc * 10 + (std::string_view(argv[0]) == "alpha" ? 1 : 2);
+    return 3;
+}
+int run_b(int, const char* const*) {
+    return 4;
+}
+
+const Program k_program{
+    "prog",
+    "Does things.",
+    {{"alpha", run_a, "alpha FILE\nalpha --all"}, {"beta", run_b, "beta"}, {"inner", run_b, nullptr}},
+    {{"all", 0, nullptr, "everything"}},
+};
+
+int run(std::vector<const char*> argv) {
+    argv.insert(argv.begin(), "prog");
+    return run_program(k_program, static_cast<int>(argv.size()), argv.data());
+}
+
+// The table runs the command the first operand names with the arguments from it on; its --help,
+// and the messages for a missing or unknown command or an option before it, come from the table,
+// where an internal command is neither listed nor named but runs.
+TEST(Cli, AProgramsTableRunsItsCommands) {
+    EXPECT_EQ(run({"alpha", "x", "--all"}), 3);
+    EXPECT_EQ(g_ran, 31);
+    EXPECT_EQ(run({"beta"}), 4);
+    EXPECT_EQ(run({"inner"}), 4);
+    EXPECT_EXIT(run({}), testing::ExitedWithCode(64),
+                "^prog: a command is needed: alpha or beta \\(see --help\\)\n$");
+    EXPECT_EXIT(run({"gamma"}), testing::ExitedWithCode(64),
+                "^prog: unknown command 'gamma': give alpha or beta \\(see --help\\)\n$");
+    EXPECT_EXIT(run({"--all", "alpha"}), testing::ExitedWithCode(64),
+                "^prog: option '--all' goes after the command: prog alpha\\|beta\n$");
+    EXPECT_EXIT(run({"alpha", "\xff"}), testing::ExitedWithCode(65), "argument 2 is not UTF-8");
+    testing::internal::CaptureStdout();
+    EXPECT_EXIT(run({"--help"}), testing::ExitedWithCode(0), "");
+    (void)testing::internal::GetCapturedStdout();
+}
+
+// A command's own commands, in the same words.
+TEST(Cli, PickCommandNamesTheChoices) {
+    set_program_name("prog");
+    auto a = parse({"list", "x"});
+    ASSERT_TRUE(a);
+    EXPECT_EQ(pick_command(*a, {"add", "list", "remove"}), "list");
+    EXPECT_EXIT((void)pick_command(*a, {"add", "remove"}), testing::ExitedWithCode(64),
+                "^prog: unknown command 'list': give add or remove \\(see --help\\)\n$");
+    auto none = parse({});
+    ASSERT_TRUE(none);
+    EXPECT_EXIT((void)pick_command(*none, {"add"}), testing::ExitedWithCode(64),
+                "^prog: a command is needed: add \\(see --help\\)\n$");
 }
 
 } // namespace
