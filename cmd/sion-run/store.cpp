@@ -3,53 +3,18 @@
 #include "cmd/sion-run/store.hpp"
 
 #include "lib/crypto.hpp"
-#include "lib/fd.hpp"
+#include "lib/processes.hpp"
 #include "lib/state.hpp"
 #include "lib/text.hpp"
 
-#include <fcntl.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include <cctype>
-#include <cerrno>
 #include <cstdlib>
 
 namespace sion::run_cmd {
 
 namespace {
-
-std::string read_small_file(const char* path) {
-    int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return {};
-    Fd file(fd);
-    auto text = read_all(file.get(), 4096);
-    return text ? *text : std::string();
-}
-
-// Field 22 of /proc/PID/stat: when the process started, in clock ticks since boot.
-std::string start_time(long pid) {
-    std::string stat = read_small_file(format("/proc/%ld/stat", pid).c_str());
-    size_t paren = stat.rfind(')');
-    if (paren == std::string::npos)
-        return {};
-    size_t at = paren + 2; // field 3 starts here
-    for (int field = 3; field < 22 && at < stat.size(); ++field) {
-        at = stat.find(' ', at);
-        if (at == std::string::npos)
-            return {};
-        ++at;
-    }
-    return stat.substr(at, stat.find(' ', at) - at);
-}
-
-std::string boot_id() {
-    std::string id = read_small_file("/proc/sys/kernel/random/boot_id");
-    while (!id.empty() && std::isspace(static_cast<unsigned char>(id.back())) != 0)
-        id.pop_back();
-    return id;
-}
 
 bool is_hex_prefix(std::string_view s) {
     if (s.empty())
@@ -114,20 +79,27 @@ Status next_message_seq_and_insert(Db& db, std::string_view session, JsonView me
 
 } // namespace
 
-std::string this_process() {
-    long pid = static_cast<long>(::getpid());
-    return format("%ld:%s:%s", pid, start_time(pid).c_str(), boot_id().c_str());
+std::string process_name(const ProcessId& who) {
+    return format("%ld:%llu:%s", static_cast<long>(who.pid),
+                  static_cast<unsigned long long>(who.start), boot_id().c_str());
 }
 
-bool process_alive(std::string_view owner) {
-    if (owner.empty())
-        return false;
-    size_t colon = owner.find(':');
-    long pid = std::strtol(std::string(owner.substr(0, colon)).c_str(), nullptr, 10);
-    if (pid <= 0 || (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH))
-        return false;
-    return format("%ld:%s:%s", pid, start_time(pid).c_str(), boot_id().c_str()) == owner;
+std::string this_process() {
+    return process_name(process_id(::getpid()).value_or(ProcessId{::getpid(), 0}));
 }
+
+std::optional<ProcessId> named_process(std::string_view name) {
+    size_t colon = name.find(':');
+    if (colon == std::string_view::npos)
+        return std::nullopt;
+    long pid = std::strtol(std::string(name.substr(0, colon)).c_str(), nullptr, 10);
+    auto who = process_id(static_cast<pid_t>(pid));
+    if (!who || process_name(*who) != name)
+        return std::nullopt;
+    return who;
+}
+
+bool process_alive(std::string_view owner) { return named_process(owner).has_value(); }
 
 Result<std::string> new_session_id() {
     SION_TRY(std::string bytes, random_bytes(8));
@@ -199,16 +171,20 @@ Result<std::vector<SessionRow>> list_sessions(Db& db, std::optional<std::string_
     return rows;
 }
 
+Status check_not_running(const SessionRow& row) {
+    if (process_alive(row.owner))
+        return make_error(Exit::temp_fail, "session %s is running (pid %s)", row.id.c_str(),
+                          row.owner.substr(0, row.owner.find(':')).c_str());
+    return {};
+}
+
 Status claim(Db& db, std::string_view id) {
     SION_TRY(Txn txn, Txn::begin(db));
     SION_TRY(auto row, find_session_row(db, id));
     if (!row)
         return make_error(Exit::no_input, "no session '%.*s'", static_cast<int>(id.size()),
                           id.data());
-    if (process_alive(row->owner))
-        return make_error(Exit::temp_fail, "session %.*s is running (pid %s)",
-                          static_cast<int>(id.size()), id.data(),
-                          row->owner.substr(0, row->owner.find(':')).c_str());
+    SION_CHECK(check_not_running(*row));
     SION_TRY(
         Stmt st,
         db.prepare(

@@ -10,6 +10,7 @@
 #include "lib/db.hpp"
 #include "lib/json.hpp"
 #include "lib/models/model.hpp"
+#include "lib/processes.hpp"
 #include "lib/result.hpp"
 
 #include <cstdint>
@@ -53,9 +54,13 @@ struct CallRow {
     int64_t wall_ms = 0;
 };
 
-// What identifies this process while it lives, for SessionRow::owner: its pid, its start time and
-// the boot's id, so a pid reused later is not taken for it.
+// What identifies a process while it lives, for SessionRow::owner: "pid:start:boot", its pid, its
+// start time and the boot's id, so a pid reused later is not taken for it.
+[[nodiscard]] std::string process_name(const ProcessId& who);
+// This process's name.
 [[nodiscard]] std::string this_process();
+// The process `name` names, if it still runs.
+[[nodiscard]] std::optional<ProcessId> named_process(std::string_view name);
 // Whether the process `owner` names still runs.
 [[nodiscard]] bool process_alive(std::string_view owner);
 
@@ -71,6 +76,9 @@ struct CallRow {
 [[nodiscard]] Result<std::vector<SessionRow>> list_sessions(Db& db,
                                                             std::optional<std::string_view> agent);
 
+// Exit::temp_fail when a live process runs the session: "session af88d6083cc5587b is running
+// (pid 1234)".
+[[nodiscard]] Status check_not_running(const SessionRow& row);
 // Makes this process the session's owner and its state "running". Exit::temp_fail when a live
 // process owns it: "session af88d6083cc5587b is running (pid 1234)".
 [[nodiscard]] Status claim(Db& db, std::string_view id);
