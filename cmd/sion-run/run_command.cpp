@@ -191,9 +191,19 @@ int run_command(int argc, const char* const* argv) {
     parts.hooks = or_die(Hooks::open(home));
     parts.tools = make_tools({!parts.settings.workspace.empty(), parts.settings.shell,
                               parts.settings.shell_external, parts.settings.code_sandbox});
+    // An earlier run's sandbox that still runs is ended before this run's starts; one of a run
+    // that still runs is refused, as claim() refuses the session.
+    std::string id = stored ? stored->id : or_die(new_session_id());
+    if (stored)
+        or_die(check_not_running(*stored));
+    std::optional<SandboxLock> sandbox_lock;
     std::unique_ptr<SandboxClient> sandbox;
-    if (parts.settings.shell)
-        sandbox = or_refuse(SandboxClient::start(parts.settings.sandbox));
+    if (parts.settings.shell) {
+        sandbox_lock = or_die(SandboxLock::take(home, id));
+        if (!sandbox_lock->note().empty())
+            log_error("%s", sandbox_lock->note().c_str());
+        sandbox = or_refuse(SandboxClient::start(parts.settings.sandbox, &*sandbox_lock));
+    }
     parts.context.sandbox = sandbox.get();
     std::optional<Confined> files; // outlives the session, which holds a pointer to it
     if (!parts.settings.workspace.empty()) {
@@ -221,7 +231,7 @@ int run_command(int argc, const char* const* argv) {
         parts.row.settings = Json::copy_of(parts.settings.stored);
         parts.continued = true;
     } else {
-        parts.row.id = or_die(new_session_id());
+        parts.row.id = id;
         parts.row.agent = agent.id;
         parts.row.profile = profile.name;
         parts.row.task = parts.task;

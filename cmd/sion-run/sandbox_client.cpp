@@ -35,7 +35,7 @@ std::vector<std::string> sandbox_environment() {
 }
 
 Result<std::unique_ptr<SandboxClient>>
-SandboxClient::start(const std::vector<std::string>& options) {
+SandboxClient::start(const std::vector<std::string>& options, SandboxLock* lock) {
     SION_TRY(std::string program, find_program("sion-sandbox"));
     ChildSpec spec;
     spec.argv = {program, "serve"};
@@ -45,7 +45,13 @@ SandboxClient::start(const std::vector<std::string>& options) {
     spec.in = Stdio::pipe();
     spec.out = Stdio::pipe();
     spec.err = Stdio::from_fd(errors.get());
+    if (lock != nullptr) {
+        spec.extra_fds.push_back({lock->fd(), 3});
+        SION_CHECK(lock->record());
+    }
     SION_TRY(Child child, Child::spawn(spec));
+    if (lock != nullptr)
+        SION_CHECK(lock->record(child.pid()));
     std::unique_ptr<SandboxClient> client(new SandboxClient(std::move(child), std::move(errors)));
     client->m_rpc =
         std::make_unique<rpc::Connection>(client->m_child.out().get(), client->m_child.in().get());

@@ -3,6 +3,7 @@
 // run each command (sandbox/exec) and closed at the end (sandbox/close).
 #pragma once
 
+#include "cmd/sion-run/sandbox_lock.hpp"
 #include "lib/child.hpp"
 #include "lib/fd.hpp"
 #include "lib/result.hpp"
@@ -25,10 +26,11 @@ class SandboxClient {
 public:
     // Starts `sion-sandbox serve OPTIONS…` (found as find_program() finds programs; the options are
     // sion-sandbox's, checked already by the caller) and runs a trivial command
-    // in it, so a sandbox that does not work is known before the session starts. Errors
+    // in it, so a sandbox that does not work is known before the session starts. Given the
+    // session's SandboxLock, serve holds it too (fd 3) and is named in it. Errors
     // (Exit::unavailable) carry what sion-sandbox said: "the sandbox does not work: <its message>".
     [[nodiscard]] static Result<std::unique_ptr<SandboxClient>>
-    start(const std::vector<std::string>& options);
+    start(const std::vector<std::string>& options, SandboxLock* lock = nullptr);
 
     SandboxClient(const SandboxClient&) = delete;
     SandboxClient& operator=(const SandboxClient&) = delete;
