@@ -123,7 +123,8 @@ JSON
     [ -z "$still" ] && ok || fail "$what: processes of the old sandbox still run:$still ($(ps -o pid=,args= -p "${still# }" | head -n 5))"
     [ "$(pgrep -c -f -- "^sleep ($a|$b)\$")" -eq 0 ] && ok || fail "$what: a sleep of the old sandbox still runs"
     [ ! -e "$home/.sion/sandboxes/$sid.lock" ] && ok || fail "$what: the session's sandbox lock is left"
-    wait "$reaped" # it has nothing left to reap
+    leftovers # what a failed check above left, for the reaper to end
+    wait "$reaped"
 }
 
 expect_exit 0 sion-run create coder && agent=$(cut -c1-8 "$scratch/out")
