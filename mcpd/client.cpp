@@ -695,4 +695,8 @@ bool Client::alive() const {
     return !m_impl->ended && !m_impl->closing;
 }
 
+void Client::set_timeout(std::chrono::milliseconds timeout) {
+    m_impl->options.timeout = timeout;
+}
+
 } // namespace sion::mcpd

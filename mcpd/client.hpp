@@ -159,6 +159,9 @@ public:
     // Its process has not ended and its pipes are open (over HTTP: not closed).
     [[nodiscard]] bool alive() const;
 
+    // ClientOptions::timeout, for the requests sent from now on.
+    void set_timeout(std::chrono::milliseconds timeout);
+
     struct Impl;
 
 private:
