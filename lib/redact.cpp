@@ -50,6 +50,12 @@ std::string base64_form(std::string_view secret, size_t offset, bool to_end) {
     return lead < encoded.size() ? encoded.substr(lead) : std::string();
 }
 
+// The two bytes at `at` as one number, for Redactor::m_starts.
+size_t pair_at(std::string_view text, size_t at) {
+    return static_cast<size_t>(static_cast<unsigned char>(text[at])) << 8
+           | static_cast<unsigned char>(text[at + 1]);
+}
+
 std::string url_safe(std::string text) {
     for (char& c : text)
         c = c == '+' ? '-' : c == '/' ? '_' : c;
@@ -86,7 +92,25 @@ void Redactor::add(std::string form, size_t min_run) {
     for (const Form& f : m_forms)
         if (f.folded == form)
             return;
+    auto pieces = std::find_if(m_pieces.begin(), m_pieces.end(),
+                               [min_run](const Pieces& p) { return p.length == min_run; });
+    if (pieces == m_pieces.end())
+        pieces = m_pieces.insert(m_pieces.end(), Pieces{min_run, {}});
+    m_starts.resize(size_t{1} << 16);
+    for (size_t at = 0; at + min_run <= form.size(); ++at) {
+        pieces->runs.insert(form.substr(at, min_run));
+        m_starts[pair_at(form, at)] = true;
+    }
     m_forms.push_back(Form{std::move(form), min_run});
+}
+
+bool Redactor::may_match_at(std::string_view text, size_t at) const {
+    if (at + 2 > text.size() || !m_starts[pair_at(text, at)])
+        return false;
+    for (const Pieces& p : m_pieces)
+        if (at + p.length <= text.size() && p.runs.contains(text.substr(at, p.length)))
+            return true;
+    return false;
 }
 
 size_t Redactor::match_at(std::string_view text, size_t at) const {
@@ -112,6 +136,8 @@ std::string Redactor::redact(std::string_view text) const {
     // The text without its white space, folded, and where each of its characters came from.
     std::string compact;
     std::vector<size_t> origin;
+    compact.reserve(text.size());
+    origin.reserve(text.size());
     for (size_t i = 0; i < text.size(); ++i) {
         if (is_space(text[i]))
             continue;
@@ -121,7 +147,9 @@ std::string Redactor::redact(std::string_view text) const {
     std::vector<bool> hidden(text.size(), false);
     bool any = false;
     for (size_t at = 0; at < compact.size(); ++at) {
-        size_t n = match_at(compact, at);
+        // Most text holds no piece of a secret: match_at(), which tries every form, only where
+        // one starts.
+        size_t n = may_match_at(compact, at) ? match_at(compact, at) : 0;
         if (n == 0)
             continue;
         size_t first = origin[at];
@@ -137,6 +165,7 @@ std::string Redactor::redact(std::string_view text) const {
     if (!any)
         return std::string(text);
     std::string out;
+    out.reserve(text.size());
     for (size_t i = 0; i < text.size(); ++i) {
         if (!hidden[i])
             out += text[i];

@@ -21,8 +21,10 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 namespace sion {
@@ -46,12 +48,29 @@ private:
         size_t min_run;     // the fewest of its characters that are redacted
     };
 
+    // Its pieces of one length: every run of that many characters of a form whose min_run it is.
+    struct Pieces {
+        struct Hash {
+            using is_transparent = void;
+
+            size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+        };
+
+        size_t length = 0;
+        std::unordered_set<std::string, Hash, std::equal_to<>> runs;
+    };
+
     void add(std::string folded, size_t min_run);
+    // Whether a run of `folded` that counts may start at `at`: it starts with one of the pieces
+    // (when not, match_at() finds none; this is the quicker test).
+    [[nodiscard]] bool may_match_at(std::string_view folded, size_t at) const;
     // The length of the longest run of `folded` (white space taken out) starting at `at` that is
     // part of a form and long enough to count; 0 when there is none.
     [[nodiscard]] size_t match_at(std::string_view folded, size_t at) const;
 
     std::vector<Form> m_forms;
+    std::vector<Pieces> m_pieces; // one for each min_run of the forms
+    std::vector<bool> m_starts;   // by the first two bytes of a piece: whether one starts so
 };
 
 // Redactor(secrets).redact(text).
