@@ -512,6 +512,60 @@ Json Json::take(std::string_view key) {
     return Json(cJSON_DetachItemFromObjectCaseSensitive(m_root.get(), std::string(key).c_str()));
 }
 
+namespace {
+
+using Change = std::function<std::string(std::string_view)>;
+
+// Whether another member of `object` than `member` is named `name`.
+bool named_elsewhere(const cJSON* object, const cJSON* member, const char* name) {
+    for (const cJSON* m = object->child; m != nullptr; m = m->next)
+        if (m != member && m->string != nullptr && std::strcmp(m->string, name) == 0)
+            return true;
+    return false;
+}
+
+// `change` on `node`'s strings and on its members' names, depth first. Iterative over siblings,
+// recursive over nesting (at most parse()'s depth, or what the program built).
+void rewrite(cJSON* node, const Change& change) {
+    if (cJSON_IsString(node) && node->valuestring != nullptr) {
+        std::string now = change(node->valuestring);
+        if (now != node->valuestring)
+            cJSON_SetValuestring(node, now.c_str());
+        return;
+    }
+    if (!cJSON_IsArray(node) && !cJSON_IsObject(node))
+        return;
+    cJSON* child = node->child;
+    while (child != nullptr) {
+        cJSON* next = child->next;
+        if (cJSON_IsObject(node) && child->string != nullptr) {
+            std::string name = change(child->string);
+            if (name != child->string) {
+                if (named_elsewhere(node, child, name.c_str())) {
+                    cJSON_Delete(cJSON_DetachItemViaPointer(node, child));
+                    child = next;
+                    continue;
+                }
+                char* copy = static_cast<char*>(cJSON_malloc(name.size() + 1));
+                std::memcpy(copy, name.c_str(), name.size() + 1);
+                if ((child->type & cJSON_StringIsConst) == 0)
+                    cJSON_free(child->string);
+                child->type &= ~cJSON_StringIsConst;
+                child->string = copy;
+            }
+        }
+        rewrite(child, change);
+        child = next;
+    }
+}
+
+} // namespace
+
+void Json::rewrite_strings(const Change& change) {
+    if (m_root)
+        rewrite(m_root.get(), change);
+}
+
 void append_json_string(std::string& out, std::string_view s) {
     static const char k_hex[] = "0123456789abcdef";
     out.reserve(out.size() + s.size() + 2);

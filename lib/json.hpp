@@ -13,6 +13,7 @@
 #include <cjson/cJSON.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -144,6 +145,10 @@ public:
     Json& push(Json value);
     // Removes a member and returns it (empty if there was none).
     Json take(std::string_view key);
+    // Replaces, in place, each string value and each member name by what `change` makes of it
+    // (strings are passed without their NUL; what it returns must hold none). A member renamed to
+    // a name its object has already is removed, so that no object has two members of one name.
+    void rewrite_strings(const std::function<std::string(std::string_view)>& change);
 
     [[nodiscard]] JsonView view() const { return JsonView(m_root.get()); }
 

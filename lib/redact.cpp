@@ -175,6 +175,12 @@ std::string Redactor::redact(std::string_view text) const {
     return out;
 }
 
+Json Redactor::redact_json(Json value) const {
+    if (!m_forms.empty())
+        value.rewrite_strings([this](std::string_view text) { return redact(text); });
+    return value;
+}
+
 std::string redact_secrets(std::string_view text, const std::vector<std::string>& secrets) {
     return Redactor(secrets).redact(text);
 }

@@ -17,8 +17,14 @@
 //     12 or more consecutive characters of one are redacted as the secret's own.
 // A run is widened to whole UTF-8 characters. Text without a secret in it comes back unchanged.
 //
+// A JSON value is redacted by its strings (redact_json()): every string value and every member
+// name, never the bytes of its text, so that what comes out is still JSON; numbers, booleans and
+// nulls are left as they are.
+//
 // Threads: a Redactor is immutable once made; it may be used by several threads at once.
 #pragma once
+
+#include "lib/json.hpp"
 
 #include <cstddef>
 #include <functional>
@@ -39,6 +45,9 @@ public:
 
     // `text` with every form of every secret replaced (see above).
     [[nodiscard]] std::string redact(std::string_view text) const;
+    // `value` with each string value and member name redacted (Json::rewrite_strings(): of two
+    // members whose names become one, the first keeps it and the other is dropped).
+    [[nodiscard]] Json redact_json(Json value) const;
 
     [[nodiscard]] bool empty() const { return m_forms.empty(); }
 

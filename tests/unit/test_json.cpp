@@ -588,5 +588,45 @@ TEST(JsonDuplicates, ALargeObjectIsCheckedInLinearithmicTime) {
     EXPECT_EQ(twice.error().message(), "invalid JSON: member '7' is given twice");
 }
 
+TEST(JsonRewrite, EveryStringAndMemberNameAtAnyDepth) {
+    auto json =
+        Json::parse(R"({"a":"x","b":[1,"xx",{"x":"y","c":true}],"x":null,"d":"long text"})");
+    ASSERT_TRUE(json);
+    std::vector<std::string> seen;
+    json->rewrite_strings([&](std::string_view s) {
+        seen.emplace_back(s);
+        return s == "x"           ? std::string("renamed, and longer than it was")
+               : s == "long text" ? "t"
+                                  : std::string(s);
+    });
+    EXPECT_EQ(
+        json->dump(),
+        R"({"a":"renamed, and longer than it was","b":[1,"xx",)"
+        R"({"renamed, and longer than it was":"y","c":true}],)"
+        R"("renamed, and longer than it was":null,"d":"t"})");
+    EXPECT_EQ(seen.size(), 10U);
+    EXPECT_TRUE(Json::parse(json->dump()));
+}
+
+TEST(JsonRewrite, AMemberRenamedToAnotherMembersNameIsRemoved) {
+    auto json = Json::parse(R"({"a":1,"b":2,"c":{"a":3,"keep":4},"d":5})");
+    ASSERT_TRUE(json);
+    json->rewrite_strings([](std::string_view s) {
+        return s == "b" || s == "keep" ? std::string("a") : std::string(s);
+    });
+    EXPECT_EQ(json->dump(), R"({"a":1,"c":{"a":3},"d":5})");
+    auto both = Json::parse(R"({"p":1,"q":2})");
+    ASSERT_TRUE(both);
+    both->rewrite_strings([](std::string_view) { return std::string("same"); });
+    EXPECT_EQ(both->dump(), R"({"same":1})");
+    Json built = Json::object();
+    built.set("k", "v");
+    built.rewrite_strings([](std::string_view s) { return std::string(s) + "!"; });
+    EXPECT_EQ(built.dump(), R"({"k!":"v!"})");
+    Json none;
+    none.rewrite_strings([](std::string_view) { return std::string("x"); });
+    EXPECT_FALSE(none.exists());
+}
+
 } // namespace
 } // namespace sion

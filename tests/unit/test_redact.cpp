@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Unit tests of lib/redact: a secret's long pieces, in any case, split, and in base64.
 #include "lib/crypto.hpp"
+#include "lib/json.hpp"
 #include "lib/redact.hpp"
 
 #include <gtest/gtest.h>
@@ -125,6 +126,32 @@ TEST(Redact, WholeCharactersOfUtf8) {
     const std::string secret = "0123456789a\xE2\x82\xACz";
     EXPECT_EQ(redact_secrets("x 0123456789a\xE2\x82\x81 y", {secret}), "x [redacted] y");
     EXPECT_EQ(redact_secrets("x " + secret + " y", {secret}), "x [redacted] y");
+}
+
+TEST(Redact, JsonByItsStringsAndMemberNames) {
+    auto said = Json::parse(R"({"text":"key )" + k_key + R"(","n":12,"ok":true,"none":null,
+        "list":["a",")" + upper(k_key)
+                            + R"(",{")" + k_key + R"(":"named"}],")" + k_key.substr(0, 14)
+                            + R"(":1,"tail":"\n)" + k_key.substr(5, 10) + R"(\n )"
+                            + k_key.substr(15, 10) + R"("})");
+    ASSERT_TRUE(said) << said.error().message();
+    Json redacted = Redactor({k_key}).redact_json(std::move(*said));
+    EXPECT_EQ(
+        canonical_json(redacted),
+        R"({"[redacted]":1,"list":["a","[redacted]",{"[redacted]":"named"}],"n":12,"none":null,)"
+        R"("ok":true,"tail":"\n[redacted]","text":"key [redacted]"})");
+    // What comes out is JSON that parses again, with no member twice.
+    EXPECT_TRUE(Json::parse(redacted.dump()));
+    // Two members whose names become one: the first keeps it.
+    auto twice = Json::parse(R"({")" + k_key + R"(":1,")" + upper(k_key) + R"(":2})");
+    ASSERT_TRUE(twice);
+    EXPECT_EQ(Redactor({k_key}).redact_json(std::move(*twice)).dump(), R"({"[redacted]":1})");
+    // Without secrets, or without one in it, the value is as it was.
+    auto plain = Json::parse(R"({"a":["b",{"c":"d"}]})");
+    ASSERT_TRUE(plain);
+    EXPECT_EQ(Redactor().redact_json(Json::copy_of(*plain)).dump(), plain->dump());
+    EXPECT_EQ(Redactor({k_key}).redact_json(Json::copy_of(*plain)).dump(), plain->dump());
+    EXPECT_FALSE(Redactor({k_key}).redact_json(Json()).exists());
 }
 
 } // namespace
