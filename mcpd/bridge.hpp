@@ -12,6 +12,9 @@
 //   mcp/close      ends every server, then the bridge
 // and up to the session, while a call is open: elicitation/create and sampling/createMessage,
 // each with the server's name added to the server's params.
+// Everything of a server's that the bridge passes up (results, refusals, failures, its tools,
+// prompts and resources, its requests) comes from its Client already redacted of the secrets it
+// was given (mcpd/server_secrets.hpp): the bridge adds none and redacts nothing itself.
 #pragma once
 
 #include "mcpd/shelf.hpp"

@@ -4,6 +4,8 @@
 #include "mcpd/transport_http.hpp"
 #include "mcpd/transport_stdio.hpp"
 
+#include "lib/crypto.hpp"
+#include "lib/redact.hpp"
 #include "lib/text.hpp"
 #include "lib/version.hpp"
 
@@ -79,8 +81,48 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
     std::string offered; // the handshake's version, when a -32022 named those the server speaks
     int asks_this_call = 0; // legacy: what the server asked while requests were open
     int asking = 0;         // questions to a person or the model not answered yet
+    Redactor redactor;      // of options.secrets() and the credentials sent
+    std::string authorization_sent;       // the Authorization header's value last sent
+    std::vector<std::string> credentials; // every credential it has carried, in order
 
     std::string who() const { return "MCP server " + options.name; }
+
+    // The secrets asked for again, with every credential sent.
+    void learn_secrets() {
+        std::vector<std::string> secrets;
+        if (options.secrets)
+            secrets = options.secrets();
+        secrets.insert(secrets.end(), credentials.begin(), credentials.end());
+        redactor = Redactor(secrets);
+        for (std::string& secret : secrets)
+            wipe(secret);
+    }
+
+    // An Authorization header's value about to be sent ("Bearer TOKEN"): its credential, when new,
+    // becomes a secret before the server has it.
+    void sending(const std::string& authorization) {
+        if (authorization.empty() || authorization == authorization_sent)
+            return;
+        wipe(authorization_sent);
+        authorization_sent = authorization;
+        size_t space = authorization.find(' ');
+        credentials.push_back(space == std::string::npos ? authorization
+                                                         : authorization.substr(space + 1));
+        learn_secrets();
+    }
+
+    // What the server said, as the client passes it on: redacted of its secrets.
+    Result<Json> told(Result<Json> said) const {
+        if (redactor.empty())
+            return said;
+        if (!said)
+            return told(said.error());
+        return redactor.redact_json(std::move(*said));
+    }
+
+    Error told(const Error& said) const {
+        return redactor.empty() ? said : Error(said.exit(), redactor.redact(said.message()));
+    }
 
     Json capabilities() const {
         Json caps = Json::object();
@@ -130,7 +172,7 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
         ended = true;
         fail_open(why);
         if (events.ended && !closing)
-            events.ended(why);
+            events.ended(told(why));
         if (transport)
             transport->close();
     }
@@ -155,7 +197,7 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
             o.timer = nullptr;
         }
         auto done = std::move(o.done);
-        done(std::move(answer));
+        done(told(std::move(answer)));
     }
 
     void send(const std::shared_ptr<Open>& o, int64_t serial) {
@@ -301,7 +343,7 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
                 answer(decline());
                 return;
             }
-            events.elicit(std::move(params), waited_for(std::move(answer)));
+            events.elicit(redactor.redact_json(std::move(params)), waited_for(std::move(answer)));
             return;
         }
         if (method == "sampling/createMessage") {
@@ -311,7 +353,7 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
                                  + options.name + "`)"));
                 return;
             }
-            events.sample(std::move(params), waited_for(std::move(answer)));
+            events.sample(redactor.redact_json(std::move(params)), waited_for(std::move(answer)));
             return;
         }
         answer(make_error(Exit::data, "unknown request '%.*s'", static_cast<int>(method.size()),
@@ -587,6 +629,7 @@ Result<std::unique_ptr<Client>> Client::start(uv_loop_t* loop, const ChildSpec& 
     impl->loop = loop;
     impl->options = std::move(options);
     impl->events = std::move(events);
+    impl->learn_secrets();
     SION_TRY(impl->transport,
              start_stdio(loop, spec, impl->who(), k_max_message, impl->transport_events()));
     return std::unique_ptr<Client>(new Client(std::move(impl)));
@@ -603,7 +646,14 @@ Result<std::unique_ptr<Client>> Client::reach(uv_loop_t* loop, HttpTarget target
     wire.name = impl->options.name;
     wire.who = impl->who();
     wire.first = impl->options.transport;
-    wire.authorization = impl->events.authorization;
+    impl->learn_secrets();
+    wire.authorization = [weak = std::weak_ptr<Impl>(impl),
+                          given = impl->events.authorization]() -> std::string {
+        std::string value = given ? given() : std::string();
+        if (auto self = weak.lock())
+            self->sending(value);
+        return value;
+    };
     wire.refused = impl->events.refused;
     wire.proof = impl->events.proof;
     wire.nonce = impl->events.nonce;
@@ -688,7 +738,25 @@ void Client::close() {
 }
 
 std::vector<std::string> Client::last_words() const {
-    return m_impl->transport ? m_impl->transport->last_words() : std::vector<std::string>{};
+    if (!m_impl->transport)
+        return {};
+    std::vector<std::string> lines = m_impl->transport->last_words();
+    if (m_impl->redactor.empty())
+        return lines;
+    // Redacted whole, so that a secret broken across lines is found too.
+    std::string text;
+    for (const std::string& line : lines)
+        text += line + "\n";
+    std::string redacted = m_impl->redactor.redact(text);
+    lines.clear();
+    for (std::string_view left = redacted; !left.empty();) {
+        size_t end = left.find('\n');
+        std::string_view line = left.substr(0, end);
+        if (!line.empty())
+            lines.emplace_back(line);
+        left.remove_prefix(end == std::string_view::npos ? left.size() : end + 1);
+    }
+    return lines;
 }
 
 bool Client::alive() const {

@@ -6,10 +6,10 @@
 //
 // The eras (reference: the protocol's versions):
 // - 2026-07-28: no handshake. Every request's params carry _meta with the protocol version, the
-//   client's capabilities and its info; `server/discover` is the probe. A result whose resultType is
-//   "input_required" asks for input (elicitation, sampling, roots): the client gets it and makes the
-//   same request again with inputResponses and the requestState, at most k_max_rounds times and at
-//   most k_max_asks things a round.
+//   client's capabilities and its info; `server/discover` is the probe. A result whose resultType
+//   is "input_required" asks for input (elicitation, sampling, roots): the client gets it and makes
+//   the same request again with inputResponses and the requestState, at most k_max_rounds times and
+//   at most k_max_asks things a round.
 // - 2025-11-25 and before: the `initialize` handshake, then `notifications/initialized` (only once
 //   its result is in); the server asks with requests of its own while a request is open.
 // connect() probes with server/discover unless the server spoke an earlier version at its review,
@@ -29,6 +29,12 @@
 // result, or over HTTP with an error status or a body that is not JSON-RPC: it refused, and
 // nothing is known to have happened. Exit::no_perm when an HTTP server wants authorization the
 // client cannot give: "the MCP server notes needs authorization (HTTP 401)".
+//
+// What the server says is redacted of its secrets (ClientOptions::secrets; lib/redact.hpp: any 12
+// characters of one, in any case, split by white space, in base64) before anything of it is
+// passed on — every result (its strings and member names: it stays JSON) and every Error of a
+// request, what it asks for (elicitation, sampling), how it ended, and its last words — so that
+// no caller, the bridge to a session or an operator's command, ever holds one to pass on.
 //
 // Threads and lifetime: everything happens on the loop's thread. A Client's transport keeps itself
 // alive while its process and handles are; the loop must run until they have closed after close().
@@ -74,6 +80,10 @@ struct ClientOptions {
     // Over stdio: its standard error is read and its last lines kept, for the operator's terminal
     // only (Client::last_words()); otherwise it goes to /dev/null.
     bool keep_last_words = false;
+    // The values the server is given (mcpd/server_secrets.hpp): asked when the client is made and
+    // again whenever the Authorization it sends changes (a renewed token, which is added too).
+    // Unset: none.
+    std::function<std::vector<std::string>()> secrets{};
 };
 
 // The authorization hooks of an HTTP server (the OAuth side, mcpd/oauth*, provides them).
@@ -153,7 +163,7 @@ public:
     void close();
 
     // The last lines its process wrote to its standard error, when ClientOptions::keep_last_words
-    // asked for them (mcpd/last_words.hpp); empty otherwise.
+    // asked for them (mcpd/last_words.hpp), redacted; empty otherwise.
     [[nodiscard]] std::vector<std::string> last_words() const;
 
     // Its process has not ended and its pipes are open (over HTTP: not closed).

@@ -2,6 +2,7 @@
 #include "mcpd/config.hpp"
 
 #include "mcpd/authorize.hpp"
+#include "mcpd/server_secrets.hpp"
 
 #include "lib/http.hpp"
 #include "lib/programs.hpp"
@@ -292,27 +293,53 @@ Result<std::pair<std::string, std::string>> parse_header(std::string_view given)
     return std::pair<std::string, std::string>(std::string(name), std::string(value));
 }
 
+namespace {
+
+// A ${VAR} of a --header value: where it is and what it names.
+struct Taken {
+    size_t at = 0;   // of its "${"
+    size_t size = 0; // through its "}"
+    std::string name;
+};
+
+std::vector<Taken> taken_variables(std::string_view value) {
+    std::vector<Taken> taken;
+    for (size_t i = 0; i < value.size(); ++i) {
+        size_t close = value.find('}', i);
+        if (value.compare(i, 2, "${") != 0 || close == std::string_view::npos)
+            continue;
+        taken.push_back(Taken{i, close + 1 - i, std::string(value.substr(i + 2, close - i - 2))});
+        i = close;
+    }
+    return taken;
+}
+
+} // namespace
+
+std::vector<std::string> header_variables(std::string_view value) {
+    std::vector<std::string> names;
+    for (Taken& t : taken_variables(value))
+        names.push_back(std::move(t.name));
+    return names;
+}
+
 Result<HttpTarget> http_target(std::string_view name, const ServerConfig& c) {
     HttpTarget t;
     t.url = c.url;
     for (const auto& [header, value] : c.headers) {
         std::string out;
-        for (size_t i = 0; i < value.size(); ++i) {
-            size_t close = value.find('}', i);
-            if (value.compare(i, 2, "${") != 0 || close == std::string::npos) {
-                out += value[i];
-                continue;
-            }
-            std::string var = value.substr(i + 2, close - i - 2);
-            const char* set = std::getenv(var.c_str()); // NOLINT(concurrency-mt-unsafe)
+        size_t done = 0;
+        for (const Taken& var : taken_variables(value)) {
+            const char* set = std::getenv(var.name.c_str()); // NOLINT(concurrency-mt-unsafe)
             if (set == nullptr)
-                return make_error(Exit::config,
-                                  "the header %s of MCP server %.*s takes ${%s}, which is not set",
-                                  header.c_str(), static_cast<int>(name.size()), name.data(),
-                                  var.c_str());
+                return make_error(
+                    Exit::config, "the header %s of MCP server %.*s takes ${%s}, which is not set",
+                    header.c_str(), static_cast<int>(name.size()), name.data(), var.name.c_str());
+            out.append(value, done, var.at - done);
             out += set;
-            i = close;
+            done = var.at + var.size;
         }
+        out.append(value, done);
         t.headers.add(header, std::move(out));
     }
     return t;
@@ -336,6 +363,7 @@ ClientOptions client_options(std::string_view name, const ServerConfig& c, std::
 Result<std::unique_ptr<Client>> open_client(uv_loop_t* loop, std::string_view name,
                                             const ServerConfig& config, ClientOptions options,
                                             ClientEvents events, const Person* person) {
+    options.secrets = [name = std::string(name), config] { return server_secrets(name, config); };
     if (!config.url.empty()) {
         SION_TRY(HttpTarget target, http_target(name, config));
         SION_CHECK(authorize(events, name, config, person));

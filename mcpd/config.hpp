@@ -100,6 +100,9 @@ struct ServerConfig {
 // itself and the value holds no control character.
 [[nodiscard]] Result<std::pair<std::string, std::string>> parse_header(std::string_view given);
 
+// The variables a --header value takes as ${VAR}, in the order it takes them.
+[[nodiscard]] std::vector<std::string> header_variables(std::string_view value);
+
 // Where a server over HTTP is: its URL and its headers with each `${VAR}` replaced by the
 // variable's value here. Exit::config naming the variable (never a value) when one is not set.
 [[nodiscard]] Result<HttpTarget> http_target(std::string_view name, const ServerConfig& config);
@@ -114,7 +117,8 @@ struct Person; // mcpd/authorize.hpp
 // The client of the server so configured: its process started (launch_spec()), or its URL
 // reached (http_target()) with the authorization kept for it; its standard error a pipe when
 // options.keep_last_words asks for its last lines (authorize(): a refusal that needs a
-// login logs in with `person`, when there is one). Errors are theirs.
+// login logs in with `person`, when there is one); what it passes on redacted of the server's
+// secrets (options.secrets is server_secrets(), mcpd/server_secrets.hpp). Errors are theirs.
 [[nodiscard]] Result<std::unique_ptr<Client>> open_client(uv_loop_t* loop, std::string_view name,
                                                           const ServerConfig& config,
                                                           ClientOptions options,

@@ -3,6 +3,8 @@
 // command line's add, review, resources and prompts do. The server is told the client can elicit
 // and sample, as a session with a person and sampling would (servers list some tools only to such
 // clients), but nobody is asked and nothing sampled: each such request is declined or refused.
+// What `work` gets, the Error and the last words are redacted of the server's secrets (its Client
+// is open_client()'s).
 #pragma once
 
 #include "mcpd/authorize.hpp"

@@ -455,5 +455,25 @@ TEST_F(ClientTest, ListAllGathersEveryPage) {
     EXPECT_EQ((*got)->view().size(), 7U);
 }
 
+TEST_F(ClientTest, WhatTheServerSaysIsRedactedOfItsSecrets) {
+    ClientOptions options;
+    int asked = 0;
+    options.secrets = [&asked] {
+        ++asked;
+        return std::vector<std::string>{"sk-0123456789abcdef", "short"};
+    };
+    start("refuses-probe", std::move(options));
+    ASSERT_TRUE(connect());
+    EXPECT_EQ(asked, 1);
+    EXPECT_EQ(text_of(call("echo",
+                           R"({"message":"key sk-0123456789abcdef, KEY SK-0123456789AB, short"})")),
+              "key [redacted], KEY [redacted], short");
+    auto refused = call("sk-0123456789abcdef");
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().exit(), Exit::data);
+    EXPECT_EQ(refused.error().message(),
+              "MCP server scripted refused 'tools/call': unknown tool: [redacted] (-32602)");
+}
+
 } // namespace
 } // namespace sion::mcpd

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: MIT
 // mcpd/config: a server's configuration kept as JSON and read back (and refused when damaged), how
 // list describes it, the environment it is given (nothing of sion's own), how it is launched with
-// and without a sandbox, and the client's options for it.
+// and without a sandbox, the client's options for it, and the secrets it is given.
 #include "mcpd/config.hpp"
+
+#include "mcpd/auth_store.hpp"
+#include "mcpd/server_secrets.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -276,6 +279,54 @@ TEST(McpdConfig, VariablesInHeadersAreExpandedWhereTheClientRuns) {
     EXPECT_EQ(unset.error().exit(), Exit::config);
     EXPECT_EQ(unset.error().message(),
               "the header X-Key of MCP server notes takes ${SION_TEST_KEY}, which is not set");
+}
+
+TEST(McpdConfig, TheSecretsAServerIsGiven) {
+    char dir[] = "/tmp/sion-mcpd-secrets.XXXXXX";
+    ASSERT_NE(::mkdtemp(dir), nullptr);
+    Environment env;
+    env.set("SION_HOME", dir);
+    env.set("SION_TEST_NOTES_KEY", "nk-value-0123456789");
+    env.set("SION_TEST_NOT_SET", nullptr);
+    env.set("SION_TEST_HEADER_KEY", "hk-value-0123456789");
+    env.set("SION_TEST_CLIENT_SECRET", "cs-value-0123456789");
+    // An unsandboxed server: the values of what --env names and is set.
+    ServerConfig local;
+    local.command = {"server"};
+    local.env = {"SION_TEST_NOTES_KEY", "SION_TEST_NOT_SET"};
+    EXPECT_EQ(server_secrets("notes", local), std::vector<std::string>{"nk-value-0123456789"});
+    // Over HTTP: the headers that take a variable, as sent, and the variables; not a header given
+    // as it is. Its client's secret, and what mcp-auth.bin keeps for it.
+    ServerConfig http;
+    http.url = "http://127.0.0.1:1/mcp";
+    http.headers = {{"X-Plain", "not-a-secret-at-all"},
+                    {"Authorization", "Key ${SION_TEST_HEADER_KEY}"},
+                    {"X-Unset", "${SION_TEST_NOT_SET}"}};
+    http.auth.secret_env = "SION_TEST_CLIENT_SECRET";
+    EXPECT_EQ(server_secrets("notes", http),
+              (std::vector<std::string>{"hk-value-0123456789", "cs-value-0123456789"}));
+    auto store = AuthStore::open(dir, true);
+    ASSERT_TRUE(store) << store.error().message();
+    ServerAuth auth;
+    auth.server_url = http.url;
+    auth.issuer = "http://127.0.0.1:1";
+    auth.access_token = "at-value-0123456789";
+    auth.refresh_token = "rt-value-0123456789";
+    ASSERT_TRUE(store->put_server("notes", auth));
+    ClientRecord client;
+    client.issuer = auth.issuer;
+    client.client_id = "registered";
+    client.client_secret = "rs-value-0123456789";
+    ASSERT_TRUE(store->put_client(client));
+    http.headers.pop_back(); // now every header can be sent
+    EXPECT_EQ(server_secrets("notes", http),
+              (std::vector<std::string>{"hk-value-0123456789", "Key hk-value-0123456789",
+                                        "cs-value-0123456789", "at-value-0123456789",
+                                        "rt-value-0123456789", "rs-value-0123456789"}));
+    EXPECT_EQ(server_secrets("other", http),
+              (std::vector<std::string>{"hk-value-0123456789", "Key hk-value-0123456789",
+                                        "cs-value-0123456789"}));
+    fs::remove_all(dir);
 }
 
 } // namespace

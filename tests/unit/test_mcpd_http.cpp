@@ -664,6 +664,42 @@ TEST_F(HttpClientTest, AStreamRefusedForANonceIsAskedAgainWithIt) {
     m_server.reset(); // its threads are done with `old`
 }
 
+// Each credential the client sends becomes a secret before the server has it: a renewed token
+// and the one it replaced are redacted from what the server says, as the options' secrets are.
+TEST_F(HttpClientTest, TheCredentialsSentAreRedactedFromWhatTheServerSays) {
+    serve([](const Received& r, int fd) {
+        std::string m = method_of(r);
+        if (m == "server/discover") {
+            TestServer::send_text(fd, json_ok(result(id_of(r), k_modern_discover)));
+        } else if (header(r, "Authorization") == "Bearer stale-0123456789ab") {
+            TestServer::send_text(
+                fd, respond(401, "Unauthorized",
+                            "WWW-Authenticate: Bearer error=\"invalid_token\"\r\n", ""));
+        } else {
+            std::string said = "sent " + header(r, "Authorization")
+                               + ", not stale-0123456789ab, with X-Key given-0123456789";
+            TestServer::send_text(fd,
+                                  json_ok(result(id_of(r), R"({"content":[{"type":"text","text":")"
+                                                               + said + R"("}]})")));
+        }
+    });
+    std::string token = "stale-0123456789ab";
+    ClientEvents events;
+    events.authorization = [&] { return "Bearer " + token; };
+    events.refused = [&](int, std::string, Retry retry) {
+        token = "fresh-0123456789ab";
+        retry(true);
+    };
+    ClientOptions options;
+    options.secrets = [] { return std::vector<std::string>{"given-0123456789"}; };
+    reach(std::move(options), std::move(events));
+    ASSERT_TRUE(connect());
+    auto r = request("tools/call", R"({"name":"tell","arguments":{}})");
+    ASSERT_TRUE(r) << r.error().message();
+    EXPECT_EQ(r->view().get("content").at(0).string("text").value_or(""),
+              "sent Bearer [redacted], not [redacted], with X-Key [redacted]");
+}
+
 TEST_F(HttpClientTest, AnEndpointOfAnotherOriginIsRefused) {
     OldServer old;
     serve([&](const Received& r, int fd) { old.handle(r, fd, "http://127.0.0.2:9/message"); });
