@@ -33,6 +33,19 @@ bool word_char(char c) {
     return variable_char(c) || (c >= 'a' && c <= 'z');
 }
 
+// A variable nobody gives a server with --env, which a hint naming it would mislead about: one a
+// server always gets or that is the machine's, or one of its families, or sion's own.
+bool standard_variable(std::string_view name) {
+    for (std::string_view own : {"PATH", "HOME", "LANG", "TMPDIR", "USER", "LOGNAME", "SHELL",
+                                 "PWD", "OLDPWD", "TERM", "SHLVL", "MAIL", "HOSTNAME", "_"})
+        if (name == own)
+            return true;
+    for (std::string_view family : {"LC_", "XDG_", "SSH_", "SUDO_", "TERM_", "SION_"})
+        if (name.starts_with(family))
+            return true;
+    return false;
+}
+
 } // namespace
 
 std::string shown_line(std::string_view text, size_t max_chars) {
@@ -95,7 +108,8 @@ std::vector<std::string> ungiven_variables(const std::vector<std::string>& lines
                                        [](char c) { return c >= 'A' && c <= 'Z'; });
             bool shaped = word.size() >= 3 && capital && !(word[0] >= '0' && word[0] <= '9')
                 && std::all_of(word.begin(), word.end(), variable_char);
-            if (!shaped || std::find(found.begin(), found.end(), word) != found.end()
+            if (!shaped || standard_variable(word)
+                || std::find(found.begin(), found.end(), word) != found.end()
                 || std::find(given.begin(), given.end(), word) != given.end())
                 continue;
             if (std::getenv(word.c_str()) != nullptr) // NOLINT(concurrency-mt-unsafe)

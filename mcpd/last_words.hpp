@@ -41,6 +41,9 @@ private:
 // The variables that `lines` name (words of capitals, digits and '_', with a capital and at least
 // three characters), that are set in this process's environment and that the server is not given
 // (`given`: the names it gets), in the order first named, at most three. Never their values.
+// Never one that nobody gives with --env: PATH, HOME, LANG, TMPDIR, USER, LOGNAME, SHELL, PWD,
+// OLDPWD, TERM, SHLVL, MAIL, HOSTNAME and _, those starting LC_, XDG_, SSH_, SUDO_ or TERM_, and
+// sion's own SION_*.
 [[nodiscard]] std::vector<std::string> ungiven_variables(const std::vector<std::string>& lines,
                                                          const std::vector<std::string>& given);
 

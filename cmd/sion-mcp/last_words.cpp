@@ -26,10 +26,9 @@ Json served_or_die(Result<Json> served, std::string_view name, const mcpd::Serve
         std::fwrite(block.data(), 1, block.size(), stderr);
         std::fflush(stderr);
     }
-    // It gets these four besides what --env names (mcpd::server_environment()).
-    std::vector<std::string> given = {"PATH", "HOME", "LANG", "TMPDIR"};
-    given.insert(given.end(), config.env.begin(), config.env.end());
-    for (const std::string& var : mcpd::ungiven_variables(words, given))
+    // What it gets besides --env's (mcpd::server_environment()) is among the machine's variables,
+    // which are never named.
+    for (const std::string& var : mcpd::ungiven_variables(words, config.env))
         log_error("%s is set in your environment but not given to the server: %s --env %s",
                   var.c_str(), on_shelf ? "remove it and add it again with" : "add", var.c_str());
     std::fflush(stdout);
