@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 // sion-run run: one run of an agent's session, new or continued.
 #include "cmd/sion-run/commands.hpp"
-#include "cmd/sion-run/mcp_client.hpp"
-#include "cmd/sion-run/sandbox_client.hpp"
-#include "cmd/sion-run/session.hpp"
+#include "session/mcp_client.hpp"
+#include "session/sandbox_client.hpp"
+#include "session/session.hpp"
 #include "lib/agents.hpp"
 #include "lib/fd.hpp"
 #include "lib/home.hpp"
@@ -24,6 +24,8 @@
 #include <optional>
 
 namespace sion::run_cmd {
+
+using namespace sion::session; // the engine these commands drive
 
 namespace {
 

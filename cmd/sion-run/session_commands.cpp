@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 // sion-run sessions and show: what the stored sessions did.
 #include "cmd/sion-run/commands.hpp"
-#include "cmd/sion-run/store.hpp"
-#include "cmd/sion-run/shown.hpp"
-#include "cmd/sion-run/transcript.hpp"
+#include "session/store.hpp"
+#include "session/shown.hpp"
+#include "session/transcript.hpp"
 #include "lib/agents.hpp"
 #include "lib/home.hpp"
 #include "lib/log.hpp"
@@ -15,6 +15,8 @@
 #include <map>
 
 namespace sion::run_cmd {
+
+using namespace sion::session; // the engine these commands drive
 
 namespace {
 

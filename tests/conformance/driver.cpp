@@ -7,7 +7,7 @@
 // person following `sion agent mcp login` would (oauth::login; the consent is headless, as the
 // suite's authorization servers approve at once), lists the tools and calls each one mcpd offers,
 // then reads the resources and gets the prompts the server has. A question (elicitation) is
-// answered as by a person who accepts without typing: the form's defaults (run_cmd's forms).
+// answered as by a person who accepts without typing: the form's defaults (the session engine's forms).
 //
 // What depends on the scenario is only what a user would configure or do: the context's client
 // (--client-id, --client-secret-env, a private key), the identity provider's ID token for
@@ -19,7 +19,7 @@
 // Each run keeps its logins in a fresh SION_HOME, removed at the end. Exit: 0 when everything
 // asked was done; else one line per failure and the first failure's code.
 
-#include "cmd/sion-run/elicit.hpp"
+#include "session/elicit.hpp"
 #include "lib/fd.hpp"
 #include "lib/json.hpp"
 #include "lib/log.hpp"
@@ -88,8 +88,8 @@ Json arguments_for(JsonView schema) {
 // An elicitation answered by a person who accepts without typing: the form's defaults.
 void accept_defaults(Json params, const Answer& answer) {
     Json result = Json::object();
-    auto form = run_cmd::parse_form(params.get("requestedSchema"));
-    auto content = form ? run_cmd::form_answer(*form, {}) : Result<Json>(form.error());
+    auto form = session::parse_form(params.get("requestedSchema"));
+    auto content = form ? session::form_answer(*form, {}) : Result<Json>(form.error());
     if (!content) {
         result.set("action", "decline");
     } else {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# What reaches the terminal of what came from outside (cmd/sion-run/shown.hpp): an MCP server's
+# What reaches the terminal of what came from outside (session/shown.hpp): an MCP server's
 # error, notices and failure with terminal escapes, a write_file path with a newline that would
 # forge a result line, the model's text and reasoning with escapes and forged lines; each shown with
 # its control characters escaped and no line that passes for one of the transcript's own, in the

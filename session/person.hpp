@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: MIT
+// The person a session may ask before a call: on the terminal (/dev/tty), whatever stdin and stdout
+// are. A session with no terminal, or run for a program (--json), has no one to ask.
+#pragma once
+
+#include "lib/fd.hpp"
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace sion::session {
+
+class Person {
+public:
+    // The terminal, unless `for_program` (--json); "absent" otherwise, with why.
+    [[nodiscard]] static Person find(bool for_program);
+
+    // No one to ask.
+    Person() : m_absent("no terminal") {}
+
+    [[nodiscard]] bool present() const { return m_tty.get() >= 0; }
+
+    // Why no one can be asked: "no terminal", "--json".
+    [[nodiscard]] const std::string& absent_why() const { return m_absent; }
+
+    // Asks `question` ("shell {…}: … Run it? [y/N] ") and reads the answer: true for y or yes (any
+    // case), false for anything else, the end of input included.
+    [[nodiscard]] bool allows(std::string_view question);
+
+    // Shows `prompt` and reads a line of answer, without its newline (at most 4 KiB of it kept);
+    // nullopt at the end of input, or with no one to ask.
+    [[nodiscard]] std::optional<std::string> ask(std::string_view prompt);
+
+    // Shows `text` on the terminal, as it is.
+    void say(std::string_view text);
+
+private:
+    Person(Fd tty, std::string absent) : m_tty(std::move(tty)), m_absent(std::move(absent)) {}
+
+    Fd m_tty;
+    std::string m_absent;
+};
+
+} // namespace sion::session

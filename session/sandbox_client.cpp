@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: MIT
+// sion-sandbox serve as the session's sandbox, over the pipes.
+#include "session/sandbox_client.hpp"
+
+#include "lib/programs.hpp"
+#include "lib/text.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+
+namespace sion::session {
+
+namespace {
+
+// stderr of sion-sandbox goes to an unnamed temporary file: read only when something failed, and
+// never a pipe that could fill up and stall it.
+Result<Fd> temporary_file() {
+    const char* dir = std::getenv("TMPDIR");
+    std::string where = dir != nullptr && *dir == '/' ? dir : "/tmp";
+    int fd = ::open(where.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return sys_error(Exit::os, errno, "cannot make a temporary file in '%s'", where.c_str());
+    return Fd(fd);
+}
+
+} // namespace
+
+std::vector<std::string> sandbox_environment() {
+    return env_keep({"PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "SION_HOME", "SION_EXEC_PATH",
+                     "DOCKER_HOST", "DOCKER_CONTEXT", "DOCKER_CONFIG", "XDG_RUNTIME_DIR"});
+}
+
+Result<std::unique_ptr<SandboxClient>>
+SandboxClient::start(const std::vector<std::string>& options, SandboxLock* lock) {
+    SION_TRY(std::string program, find_program("sion-sandbox"));
+    ChildSpec spec;
+    spec.argv = {program, "serve"};
+    spec.argv.insert(spec.argv.end(), options.begin(), options.end());
+    spec.env = sandbox_environment();
+    SION_TRY(Fd errors, temporary_file());
+    spec.in = Stdio::pipe();
+    spec.out = Stdio::pipe();
+    spec.err = Stdio::from_fd(errors.get());
+    if (lock != nullptr) {
+        spec.extra_fds.push_back({lock->fd(), 3});
+        SION_CHECK(lock->record());
+    }
+    SION_TRY(Child child, Child::spawn(spec));
+    if (lock != nullptr)
+        SION_CHECK(lock->record(child.pid()));
+    std::unique_ptr<SandboxClient> client(new SandboxClient(std::move(child), std::move(errors)));
+    client->m_rpc =
+        std::make_unique<rpc::Connection>(client->m_child.out().get(), client->m_child.in().get());
+    auto trivial = client->exec("true", std::nullopt);
+    if (!trivial)
+        return Error(Exit::unavailable, "the sandbox does not work: " + trivial.error().message());
+    if (trivial->exit != 0)
+        return make_error(Exit::unavailable,
+                          "the sandbox does not work: a trivial command exited %d%s%s",
+                          trivial->exit, trivial->stderr_text.empty() ? "" : ": ",
+                          trivial->stderr_text.substr(0, trivial->stderr_text.find('\n')).c_str());
+    return client;
+}
+
+SandboxClient::~SandboxClient() {
+    if (!m_dead && m_rpc) {
+        // Ends the session: close answers once the commands asked for have ended.
+        (void)m_rpc->call("sandbox/close");
+    }
+    m_child.in().reset();
+    auto ended = m_child.wait_for(std::chrono::seconds(10));
+    if (!ended || !*ended)
+        (void)m_child.kill_group(SIGKILL);
+}
+
+std::string SandboxClient::last_error() {
+    if (!m_errors)
+        return {};
+    off_t size = ::lseek(m_errors.get(), 0, SEEK_END);
+    if (size <= 0)
+        return {};
+    off_t from = size > 4096 ? size - 4096 : 0;
+    std::string text(static_cast<size_t>(size - from), '\0');
+    ssize_t n = ::pread(m_errors.get(), text.data(), text.size(), from);
+    text.resize(n > 0 ? static_cast<size_t>(n) : 0);
+    while (!text.empty() && text.back() == '\n')
+        text.pop_back();
+    size_t nl = text.rfind('\n');
+    std::string last = nl == std::string::npos ? text : text.substr(nl + 1);
+    std::string_view prefix = "sion-sandbox: ";
+    if (last.rfind(prefix, 0) == 0)
+        last.erase(0, prefix.size());
+    return last;
+}
+
+Error SandboxClient::gone(const Error& why) {
+    m_dead = true;
+    std::string said = last_error();
+    if (!said.empty())
+        return Error(Exit::unavailable, said);
+    auto status = m_child.wait_for(std::chrono::milliseconds(200));
+    if (status && *status)
+        return make_error(Exit::unavailable, "sion-sandbox exited %d", (*status)->status);
+    return Error(Exit::unavailable, "sion-sandbox: " + why.message());
+}
+
+Result<sandboxd::ExecResult>
+SandboxClient::exec(const std::string& command, std::optional<double> timeout_seconds,
+                    const std::vector<std::pair<std::string, std::string>>& env) {
+    if (m_dead)
+        return make_error(Exit::unavailable, "the sandbox is gone");
+    Json params = Json::object();
+    params.set("command", command);
+    if (!env.empty()) {
+        Json vars = Json::object();
+        for (const auto& [name, value] : env)
+            vars.set(name, value);
+        params.set("env", std::move(vars));
+    }
+    if (timeout_seconds)
+        params.set("timeout", Json::number(*timeout_seconds));
+    auto answer = m_rpc->call("sandbox/exec", params);
+    if (!answer)
+        return gone(answer.error());
+    if (answer->kind == rpc::Kind::error)
+        return make_error(Exit::data, "the sandbox refused the command: %.*s",
+                          static_cast<int>(answer->error_message.size()),
+                          answer->error_message.data());
+    return sandboxd::exec_result_from_json(answer->result);
+}
+
+} // namespace sion::session

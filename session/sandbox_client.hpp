@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: MIT
+// The session's sandbox: `sion-sandbox serve`, started once per session, asked over its pipes to
+// run each command (sandbox/exec) and closed at the end (sandbox/close).
+#pragma once
+
+#include "session/sandbox_lock.hpp"
+#include "lib/child.hpp"
+#include "lib/fd.hpp"
+#include "lib/result.hpp"
+#include "lib/rpc/connection.hpp"
+#include "sandboxd/exec.hpp"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace sion::session {
+
+// What of this process's environment sion-sandbox is started with: where programs and the runtime's
+// home are, the locale, and what docker needs to find its engine.
+[[nodiscard]] std::vector<std::string> sandbox_environment();
+
+class SandboxClient {
+public:
+    // Starts `sion-sandbox serve OPTIONS…` (found as find_program() finds programs; the options are
+    // sion-sandbox's, checked already by the caller) and runs a trivial command
+    // in it, so a sandbox that does not work is known before the session starts. Given the
+    // session's SandboxLock, serve holds it too (fd 3) and is named in it. Errors
+    // (Exit::unavailable) carry what sion-sandbox said: "the sandbox does not work: <its message>".
+    [[nodiscard]] static Result<std::unique_ptr<SandboxClient>>
+    start(const std::vector<std::string>& options, SandboxLock* lock = nullptr);
+
+    SandboxClient(const SandboxClient&) = delete;
+    SandboxClient& operator=(const SandboxClient&) = delete;
+    // Closes the sandbox: asks sion-sandbox to end and waits for it (briefly; then kills it).
+    ~SandboxClient();
+
+    // Runs `command` with /bin/sh -c in /workspace, `env` added to the sandbox's environment.
+    // Exit::unavailable when the sandbox is gone.
+    [[nodiscard]] Result<sandboxd::ExecResult>
+    exec(const std::string& command, std::optional<double> timeout_seconds,
+         const std::vector<std::pair<std::string, std::string>>& env = {});
+
+private:
+    SandboxClient(Child child, Fd errors)
+        : m_child(std::move(child)), m_errors(std::move(errors)) {}
+
+    // What sion-sandbox wrote to its stderr, its last line, for messages.
+    [[nodiscard]] std::string last_error();
+    [[nodiscard]] Error gone(const Error& why);
+
+    Child m_child;
+    Fd m_errors; // a temporary file holding sion-sandbox's stderr
+    std::unique_ptr<rpc::Connection> m_rpc;
+    bool m_dead = false;
+};
+
+} // namespace sion::session

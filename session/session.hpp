@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: MIT
+// One run of a session: the task goes to the model, the model's calls go through the policy, the
+// person, the journal and their tools, their results go back to the model, until it answers
+// without a call, the token budget is spent, or every model fails. Everything is stored as it
+// happens (store.hpp) and shown as it happens (transcript.hpp).
+#pragma once
+
+#include "session/hooks_client.hpp"
+#include "session/mcp_client.hpp"
+#include "session/person.hpp"
+#include "session/settings.hpp"
+#include "session/store.hpp"
+#include "session/tools.hpp"
+#include "session/transcript.hpp"
+#include "lib/db.hpp"
+#include "lib/models/model.hpp"
+
+#include <memory>
+#include <vector>
+
+namespace sion::session {
+
+struct SessionParts {
+    Db* db = nullptr;
+    SessionRow row; // claimed or inserted, state "running"
+    bool continued = false;
+    std::string task;
+    Json pictures = Json::array(); // given with the task (--picture), as lib/picture.hpp has them
+    RunSettings settings;
+    std::vector<std::unique_ptr<models::Model>> models;
+    std::vector<std::unique_ptr<Tool>> tools;
+    ToolContext context;
+    Person person;
+    Hooks hooks;
+    Output* out = nullptr;
+    McpClient* mcp = nullptr; // the session's MCP servers; nullptr when it has none
+    std::string prompt;       // "SERVER:PROMPT" when the task is a server's prompt (--prompt)
+};
+
+// Runs the session to the end of this run and records how it ended. Returns its Ending; an Error
+// only when the store itself fails (then the session stays "running" in it, and `show` says it was
+// interrupted).
+[[nodiscard]] Result<Ending> run_session(SessionParts& parts);
+
+// The exit status of `sion-run run` for a run that ended so: 0 done, 1 stopped (budget), 69 failed
+// (no model answered).
+[[nodiscard]] int exit_status(const Ending& ending);
+
+// Closes what an earlier run left open: calls that started and were never answered are marked
+// "interrupted" and answered, for the model, as such; journaled ones become uncertain.
+[[nodiscard]] Status close_interrupted_calls(Db& db, const SessionRow& row);
+
+// The system prompt of a session.
+[[nodiscard]] std::string system_prompt(const SessionParts& parts);
+
+} // namespace sion::session

@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: MIT
+// A session's settings: from flags over what was stored, then checked as the sandbox checks them.
+#include "session/settings.hpp"
+
+#include "lib/models/model.hpp"
+#include "lib/text.hpp"
+#include "mcpd/review.hpp"
+#include "sandboxd/config.hpp"
+#include "sandboxd/preflight.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+namespace sion::session {
+
+namespace {
+
+Json strings(const std::vector<std::string>& values) {
+    Json a = Json::array();
+    for (const auto& v : values)
+        a.push(Json::string(v));
+    return a;
+}
+
+Result<int64_t> positive(const Args& args, const char* flag) {
+    std::string text = *args.value(flag);
+    auto n = parse_number(text, 1, 999'999'999'999'999);
+    if (!n)
+        return make_error(Exit::usage, "--%s takes a positive whole number, not '%s'", flag,
+                          text.c_str());
+    return *n;
+}
+
+Result<std::vector<std::string>> string_list(JsonView settings, const char* key) {
+    std::vector<std::string> out;
+    JsonView list = settings.get(key);
+    if (!list.exists())
+        return out;
+    if (!list.is_array())
+        return make_error(Exit::data, "stored settings: '%s' is not a list", key);
+    for (JsonView v : list) {
+        SION_TRY(std::string_view s, v.as_string());
+        out.emplace_back(s);
+    }
+    return out;
+}
+
+// The options sion-sandbox checks and takes, from the settings.
+Result<std::vector<std::string>> sandbox_argv(JsonView settings, const std::string& home,
+                                              bool shell) {
+    std::vector<std::string> argv;
+    SION_TRY(std::string_view workspace, settings.string("workspace"));
+    argv = {"--workspace", std::string(workspace), "--home", home};
+    if (!shell)
+        return argv;
+    SION_TRY(std::string_view backend, settings.string("shell"));
+    argv.insert(argv.end(), {"--backend", std::string(backend)});
+    SION_TRY(std::string_view network, settings.string_or("sandbox_network", "none"));
+    argv.insert(argv.end(), {"--network", std::string(network)});
+    SION_TRY(auto reads, string_list(settings, "sandbox_read"));
+    for (auto& dir : reads)
+        argv.insert(argv.end(), {"--sandbox-read", dir});
+    if (settings.get("sandbox_timeout").exists()) {
+        SION_TRY(int64_t timeout, settings.integer("sandbox_timeout"));
+        argv.insert(argv.end(), {"--timeout", std::to_string(timeout)});
+    }
+    if (settings.get("sandbox_memory").exists()) {
+        SION_TRY(std::string_view memory, settings.string("sandbox_memory"));
+        argv.insert(argv.end(), {"--memory", std::string(memory)});
+    }
+    return argv;
+}
+
+} // namespace
+
+Result<Json> settings_from_flags(const Args& args, JsonView base) {
+    Json s = base.is_object() ? Json::copy_of(base) : Json::object();
+    if (args.has("model")) {
+        std::vector<std::string> models;
+        for (const auto& m : args.values("model")) {
+            SION_TRY(std::string kept, models::kept_model_spec(m));
+            models.push_back(std::move(kept));
+        }
+        s.set("models", strings(models));
+    }
+    if (auto ws = args.value("workspace"))
+        s.set("workspace", std::string_view(*ws));
+    if (auto shell = args.value("shell"))
+        s.set("shell", std::string_view(shell->empty() ? "bwrap" : *shell));
+    if (auto network = args.value("sandbox-network"))
+        s.set("sandbox_network", std::string_view(*network));
+    if (args.has("sandbox-read"))
+        s.set("sandbox_read", strings(args.values("sandbox-read")));
+    if (args.has("sandbox-timeout")) {
+        SION_TRY(int64_t t, positive(args, "sandbox-timeout"));
+        s.set("sandbox_timeout", t);
+    }
+    if (auto memory = args.value("sandbox-memory")) {
+        if (auto bytes = sandboxd::parse_memory(*memory); !bytes)
+            return bytes.error().context("option '--sandbox-memory'");
+        s.set("sandbox_memory", std::string_view(*memory));
+    }
+    if (auto level = args.value("autonomy")) {
+        SION_TRY(int n, parse_autonomy(*level));
+        s.set("autonomy", std::string_view(autonomy_name(n)));
+    }
+    if (args.has("budget-tokens")) {
+        SION_TRY(int64_t n, positive(args, "budget-tokens"));
+        s.set("budget_tokens", n);
+    }
+    if (args.has("mcp")) {
+        std::vector<std::string> servers;
+        for (const auto& name : args.values("mcp")) {
+            SION_CHECK(mcpd::check_server_name(name));
+            if (std::find(servers.begin(), servers.end(), name) == servers.end())
+                servers.push_back(name);
+        }
+        s.set("mcp", strings(servers));
+    }
+    return s;
+}
+
+Result<RunSettings> resolve_settings(JsonView settings, const Profile& profile,
+                                     const std::string& home) {
+    RunSettings rs;
+    rs.stored = Json::copy_of(settings);
+    SION_TRY(rs.models, string_list(settings, "models"));
+    if (rs.models.empty())
+        rs.models = profile.models;
+    if (rs.models.empty())
+        return make_error(Exit::usage, "no model: give --model, or create the agent with one");
+    rs.autonomy = profile.autonomy;
+    if (settings.get("autonomy").exists()) {
+        SION_TRY(std::string_view level, settings.string("autonomy"));
+        SION_TRY(rs.autonomy, parse_autonomy(level));
+    }
+    if (settings.get("budget_tokens").exists()) {
+        SION_TRY(int64_t n, settings.integer("budget_tokens"));
+        rs.budget_tokens = n;
+    }
+    SION_TRY(rs.mcp, string_list(settings, "mcp"));
+    for (const auto& name : rs.mcp)
+        SION_CHECK(mcpd::check_server_name(name));
+    rs.shell = settings.get("shell").exists();
+    bool has_workspace = settings.get("workspace").exists();
+    for (const char* key : {"sandbox_network", "sandbox_read", "sandbox_timeout", "sandbox_memory"})
+        if (settings.get(key).exists() && !rs.shell) {
+            std::string flag = std::string("--") + key;
+            flag[flag.find('_')] = '-';
+            return make_error(Exit::usage, "%s is for a shell: add --shell", flag.c_str());
+        }
+    if (rs.shell && !has_workspace)
+        return make_error(Exit::usage, "--shell needs a workspace: add --workspace DIR");
+    if (!has_workspace)
+        return rs;
+
+    SION_TRY(rs.sandbox, sandbox_argv(settings, home, rs.shell));
+    // Checked as sion-sandbox checks them, with its words (the seeds' refusals).
+    CommandSpec spec{"sion-sandbox serve", "", "", sandboxd::sandbox_options(false)};
+    std::vector<const char*> argv{"serve"};
+    for (const auto& a : rs.sandbox)
+        argv.push_back(a.c_str());
+    SION_TRY(Args parsed, parse_args(spec, static_cast<int>(argv.size()), argv.data()));
+    SION_TRY(sandboxd::Config config, sandboxd::config_from_args(parsed));
+    SION_CHECK(sandboxd::preflight(config));
+    rs.workspace = config.workspace;
+    rs.sandbox[1] = config.workspace;
+    rs.stored.set("workspace", std::string_view(config.workspace));
+    if (rs.shell && !config.reads.empty())
+        rs.stored.set("sandbox_read", strings(config.reads));
+    rs.shell_external = rs.shell
+                        && (config.network == sandboxd::Network::host
+                            || config.network == sandboxd::Network::named);
+    if (!rs.shell) {
+        rs.sandbox.clear();
+        return rs;
+    }
+    // run_code's sandbox: the shell's backend and limits, with no workspace of the session's
+    // (run_code gives it an empty one) and no network. Offered where Python 3 is: this machine's
+    // for bubblewrap; a Docker image is taken to have it.
+    if (config.backend == sandboxd::BackendKind::docker
+        || ::access("/usr/bin/python3", X_OK) == 0) {
+        rs.code_sandbox = {
+            "--backend",
+            config.backend == sandboxd::BackendKind::docker ? "docker:" + config.image : "bwrap",
+            "--network",
+            "none",
+            "--home",
+            config.home};
+        if (settings.get("sandbox_timeout").exists())
+            rs.code_sandbox.insert(rs.code_sandbox.end(),
+                                   {"--timeout", std::to_string(config.limits.timeout.count())});
+        if (settings.get("sandbox_memory").exists())
+            rs.code_sandbox.insert(rs.code_sandbox.end(),
+                                   {"--memory", std::to_string(config.limits.memory)});
+    }
+    return rs;
+}
+
+} // namespace sion::session

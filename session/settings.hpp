@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: MIT
+// How a session runs: its models, workspace, shell and sandbox, autonomy level and token budget.
+// Kept with the session as JSON (sessions.settings), so `--session` continues it as it was, the
+// flags given again replacing what they name:
+//   {"models":["script:shell.json"],"workspace":"/home/me/work","shell":"bwrap",
+//    "sandbox_network":"none","sandbox_read":["/opt"],"sandbox_timeout":120,"sandbox_memory":"8G",
+//    "autonomy":"L3","budget_tokens":100000,"mcp":["notes"]}
+#pragma once
+
+#include "lib/agents.hpp"
+#include "lib/cli.hpp"
+#include "lib/json.hpp"
+#include "lib/policy.hpp"
+#include "lib/result.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sion::session {
+
+struct RunSettings {
+    std::vector<std::string> models;
+    std::string workspace; // absolute; "" without one
+    bool shell = false;
+    bool shell_external = false;           // its commands reach a network: external, and they taint
+    std::vector<std::string> sandbox;      // sion-sandbox serve's options, when there is a shell
+    std::vector<std::string> code_sandbox; // run_code's sandbox options; empty: no run_code
+    int autonomy = k_default_autonomy;
+    std::optional<int64_t> budget_tokens;
+    std::vector<std::string> mcp; // --mcp: MCP servers on the shelf, by name
+    Json stored;                  // what sessions.settings keeps
+};
+
+// The settings members the flags of `sion-run run` give, laid over `base` (a stored session's, or
+// an empty object). Exit::usage for malformed values ("--budget-tokens takes a positive whole
+// number, not 'x'", "option '--sandbox-memory': '8K' is too little: give 16M or more",
+// "unknown autonomy level 'L9': give L0 to L6", "invalid server name 'X': …").
+[[nodiscard]] Result<Json> settings_from_flags(const Args& args, JsonView base);
+
+// The settings checked and made whole: the profile's models and autonomy where the settings give
+// none, the workspace and sandbox checked as sion-sandbox checks them (the seeds' refusals, with
+// paths as the user wrote them), the workspace resolved. `home` is $SION_HOME. Errors:
+//   Exit::usage   "no model: give --model, or create the agent with one"
+//   Exit::usage   "--sandbox-network is for a shell: add --shell"
+//   Exit::config  "with bubblewrap the network is none, declared or host, not sion-egress", …
+[[nodiscard]] Result<RunSettings> resolve_settings(JsonView settings, const Profile& profile,
+                                                   const std::string& home);
+
+} // namespace sion::session

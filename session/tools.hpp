@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: MIT
+// The session's tools: what each is called, what it takes, what its calls may do (its effect), and
+// running it. The session finds a call's tool here, asks the policy, the journal and the person,
+// and then runs it.
+#pragma once
+
+#include "session/sandbox_client.hpp"
+#include "lib/confined.hpp"
+#include "lib/json.hpp"
+#include "lib/models/model.hpp"
+#include "lib/policy.hpp"
+#include "lib/result.hpp"
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sion::session {
+
+class McpClient;
+
+// What a call came to. A tool's failure (a file that is not there, a command that could not
+// start) is an answer too: the model is shown it, marked as an error, and may try again.
+struct ToolResult {
+    std::string text; // what the model is shown
+    bool is_error = false;
+    bool taints = false; // it came from outside: the session is tainted from now on
+    Json detail;         // structured, for JSON events and the store (the shell's result object)
+    // An error that is known to have changed nothing (an MCP call that was never sent): the
+    // journal forgets it, as it does a failure of a tool that fails_cleanly().
+    bool changed_nothing = false;
+    Json images{}; // pictures the model is shown besides the text (lib/picture.hpp), or nothing
+};
+
+// A call a program makes from run_code: made as the model's would be (policy, journal, hooks, the
+// transcript), or refused when it would change something, reach outside or wait for a person.
+using CodeCall = std::function<ToolResult(std::string_view tool, JsonView input)>;
+
+// What tools run against: the session's workspace and sandbox.
+struct ToolContext {
+    SandboxClient* sandbox = nullptr; // nullptr without a shell
+    CodeCall call_from_code;          // set by the session while run_code runs
+    // The workspace, opened once for the session: every file tool's path is resolved beneath it by
+    // the kernel (lib/confined.hpp). nullptr without a workspace.
+    const Confined* files = nullptr;
+};
+
+class Tool {
+public:
+    Tool() = default;
+    Tool(const Tool&) = delete;
+    Tool& operator=(const Tool&) = delete;
+    virtual ~Tool() = default;
+
+    [[nodiscard]] virtual models::ToolSpec spec() const = 0;
+    // What a call with `input` may do.
+    [[nodiscard]] virtual Effect effect(JsonView input) const = 0;
+    // Whether making the same call again does no more than making it once ("repeats run again").
+    [[nodiscard]] virtual bool idempotent() const = 0;
+
+    // Whether its calls go through the journal: those neither read-only nor idempotent, unless the
+    // tool says otherwise (a shell command is run again when asked again, as a test suite should).
+    [[nodiscard]] virtual bool journaled() const { return !idempotent(); }
+
+    // Whether a call that fails has changed nothing (an edit or a patch that does not fit is
+    // refused whole): the journal then forgets it, so the same call made later runs again.
+    [[nodiscard]] virtual bool fails_cleanly() const { return false; }
+
+    // Runs the call. An Error is a failure of the runtime, not of the call (the sandbox died).
+    [[nodiscard]] virtual Result<ToolResult> run(JsonView input, ToolContext& context) = 0;
+};
+
+struct ToolOptions {
+    bool files = false;          // a workspace: the file tools
+    bool shell = false;          // a shell in the sandbox
+    bool shell_external = false; // its commands have a network: they are external and taint
+    // run_code: sion-sandbox's options for its own sandbox (no workspace, no network), when Python
+    // 3 is there; empty: not offered.
+    std::vector<std::string> code_sandbox;
+};
+
+// The tools a session with these options has, in the order the model is shown them.
+[[nodiscard]] std::vector<std::unique_ptr<Tool>> make_tools(const ToolOptions& options);
+
+// The tool `name`'s description and input schema, from schemas/tools/<name>.json (built in).
+[[nodiscard]] models::ToolSpec tool_spec(std::string_view name);
+
+// Each tool's own file.
+[[nodiscard]] std::unique_ptr<Tool> make_shell_tool(bool external);
+[[nodiscard]] std::unique_ptr<Tool> make_write_file_tool();
+[[nodiscard]] std::unique_ptr<Tool> make_read_file_tool();
+[[nodiscard]] std::unique_ptr<Tool> make_find_files_tool();
+[[nodiscard]] std::unique_ptr<Tool> make_search_files_tool();
+[[nodiscard]] std::unique_ptr<Tool> make_edit_file_tool();
+[[nodiscard]] std::unique_ptr<Tool> make_apply_patch_tool();
+// diagnostics and run_tests, in the shell's sandbox; `network`: it has one (they are external).
+[[nodiscard]] std::unique_ptr<Tool> make_diagnostics_tool(bool network);
+[[nodiscard]] std::unique_ptr<Tool> make_run_tests_tool(bool network);
+[[nodiscard]] std::unique_ptr<Tool> make_run_code_tool(std::vector<std::string> sandbox_options);
+
+// What a session has of its MCP servers for a turn (tool_mcp.cpp): the tools they offer now, called
+// through `client`, and what the model is told of them (servers_paragraph()). When the bridge does
+// not answer, every server is taken as not answering and there are no tools.
+struct McpTurn {
+    std::vector<std::unique_ptr<Tool>> tools;
+    std::string paragraph;
+    std::optional<Error> failure; // why the bridge did not answer
+    // The servers not connected, by name: why ("MCP server ghost ended (killed by signal 9)").
+    std::map<std::string, std::string> down;
+};
+
+[[nodiscard]] McpTurn mcp_turn(McpClient& client);
+
+} // namespace sion::session

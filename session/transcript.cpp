@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: MIT
+// The transcript's lines and the JSON events, from the same records.
+#include "session/transcript.hpp"
+
+#include "session/shown.hpp"
+
+#include "lib/log.hpp"
+#include "lib/picture.hpp"
+#include "lib/text.hpp"
+
+#include <cerrno>
+
+namespace sion::session {
+
+namespace {
+
+// Writes one line and flushes it. A reader that went away, or a full disk, ends the program at
+// once, as SIGPIPE would a filter: the store is consistent at any instant, and the session is
+// then shown as interrupted.
+void put(std::FILE* out, std::string_view line) {
+    errno = 0;
+    std::fwrite(line.data(), 1, line.size(), out);
+    std::fputc('\n', out);
+    if (std::fflush(out) != 0 || std::ferror(out) != 0)
+        die(sys_error(Exit::io, errno != 0 ? errno : EIO, "write error"));
+}
+
+bool failed_state(std::string_view state) {
+    return state != "ok";
+}
+
+// What the events say of pictures: each one's name, kind and size, not its bytes.
+Json pictures_summary(JsonView images) {
+    Json out = Json::array();
+    for (JsonView image : images) {
+        Json p = Json::object();
+        if (auto name = image.string("name"))
+            p.set("name", *name);
+        p.set("media_type", picture_type(image));
+        p.set("bytes", static_cast<int64_t>(picture_size(image)));
+        out.push(std::move(p));
+    }
+    return out;
+}
+
+class Transcript final : public Output {
+public:
+    explicit Transcript(std::FILE* out) : m_out(out) {}
+
+    void session(const SessionRow& row, bool continued) override {
+        put(m_out, format("session %s for agent %.8s%s", row.id.c_str(), row.agent.c_str(),
+                          continued ? ", continued" : ""));
+    }
+
+    void task(std::string_view text, JsonView pictures) override {
+        put(m_out, "you: " + shown_lines(text));
+        for (JsonView image : pictures) {
+            std::string name = shown_line(image.string_or("name", "").value_or(""));
+            std::string_view type = picture_type(image);
+            put(m_out, format("you: [picture %s, %.*s, %zu bytes]", name.c_str(),
+                              static_cast<int>(type.size()), type.data(), picture_size(image)));
+        }
+    }
+
+    void notice(std::string_view text) override { put(m_out, shown_line(text)); }
+
+    void mcp(std::string_view, std::string_view text) override { put(m_out, shown_line(text)); }
+
+    void reasoning(std::string_view text) override {
+        size_t at = 0;
+        while (at <= text.size()) {
+            size_t nl = text.find('\n', at);
+            put(m_out, "~ " + shown_line(text.substr(at, nl == std::string_view::npos ? nl : nl - at)));
+            if (nl == std::string_view::npos)
+                break;
+            at = nl + 1;
+        }
+    }
+
+    void text(std::string_view text) override { put(m_out, "agent: " + shown_lines(text)); }
+
+    void call(const CallRow& call) override {
+        put(m_out, indented(call, "→ " + shown_line(call.tool) + " "
+                                      + shown_line(canonical_json(call.input))));
+    }
+
+    void result(const CallRow& call) override {
+        put(m_out,
+            indented(call, (failed_state(call.state) ? "✗ " : "← ") + shown_lines(call.result)));
+        if (call.tainted)
+            put(m_out, indented(call, "the session is tainted: what " + shown_line(call.tool)
+                                          + " returned came from outside"));
+    }
+
+    void end(const SessionRow& row, const Ending& ending) override {
+        put(m_out, shown_line(ending_line(row.id, ending)));
+    }
+
+private:
+    // A call a program made (run_code) is shown under its parent, each of its lines indented.
+    static std::string indented(const CallRow& call, std::string text) {
+        if (call.parent.empty())
+            return text;
+        std::string out = "  ";
+        for (char c : text) {
+            out += c;
+            if (c == '\n')
+                out += "  ";
+        }
+        return out;
+    }
+
+    std::FILE* m_out;
+};
+
+class Events final : public Output {
+public:
+    explicit Events(std::FILE* out) : m_out(out) {}
+
+    void session(const SessionRow& row, bool continued) override {
+        Json e = event("session");
+        e.set("session", std::string_view(row.id));
+        e.set("agent", std::string_view(row.agent));
+        e.set("profile", std::string_view(row.profile));
+        e.set("continued", continued);
+        e.set("settings", Json::copy_of(row.settings));
+        emit(e);
+    }
+
+    void task(std::string_view text, JsonView pictures) override {
+        Json e = event("task");
+        e.set("text", text);
+        if (pictures.size() > 0)
+            e.set("pictures", pictures_summary(pictures));
+        emit(e);
+    }
+
+    void notice(std::string_view text) override { emit(event("notice").set("text", text)); }
+
+    void mcp(std::string_view server, std::string_view text) override {
+        emit(event("mcp").set("server", server).set("text", text));
+    }
+
+    void reasoning(std::string_view text) override { emit(event("reasoning").set("text", text)); }
+
+    void text(std::string_view text) override { emit(event("text").set("text", text)); }
+
+    void call(const CallRow& call) override {
+        Json e = event("call");
+        e.set("call", std::string_view(call.call_id));
+        if (!call.parent.empty())
+            e.set("parent", std::string_view(call.parent));
+        e.set("tool", std::string_view(call.tool));
+        e.set("input", Json::copy_of(call.input));
+        if (!call.effect.empty())
+            e.set("effect", std::string_view(call.effect));
+        if (!call.decision.empty())
+            e.set("decision", std::string_view(call.decision));
+        if (!call.why.empty())
+            e.set("why", std::string_view(call.why));
+        emit(e);
+    }
+
+    void result(const CallRow& call) override {
+        Json e = event("result");
+        e.set("call", std::string_view(call.call_id));
+        if (!call.parent.empty())
+            e.set("parent", std::string_view(call.parent));
+        e.set("tool", std::string_view(call.tool));
+        e.set("state", std::string_view(call.state));
+        e.set("text", std::string_view(call.result));
+        if (call.detail.exists())
+            e.set("detail", Json::copy_of(call.detail));
+        if (call.images.view().size() > 0)
+            e.set("pictures", pictures_summary(call.images));
+        e.set("tainted", call.tainted);
+        e.set("wall_ms", call.wall_ms);
+        emit(e);
+    }
+
+    void end(const SessionRow& row, const Ending& ending) override {
+        Json e = event("end");
+        e.set("session", std::string_view(row.id));
+        e.set("state", std::string_view(ending.state));
+        if (!ending.why.empty())
+            e.set("why", std::string_view(ending.why));
+        e.set("calls", ending.calls);
+        e.set("tainted", row.tainted);
+        Json usage = Json::object();
+        usage.set("input_tokens", ending.usage.input_tokens);
+        usage.set("output_tokens", ending.usage.output_tokens);
+        usage.set("cache_read_tokens", ending.usage.cache_read_tokens);
+        usage.set("cache_write_tokens", ending.usage.cache_write_tokens);
+        e.set("usage", std::move(usage));
+        emit(e);
+    }
+
+private:
+    static Json event(const char* kind) {
+        Json e = Json::object();
+        e.set("event", kind);
+        return e;
+    }
+
+    void emit(const Json& e) { put(m_out, e.dump()); }
+
+    std::FILE* m_out;
+};
+
+} // namespace
+
+std::unique_ptr<Output> make_output(bool json, std::FILE* out) {
+    if (json)
+        return std::make_unique<Events>(out);
+    return std::make_unique<Transcript>(out);
+}
+
+std::string ending_line(std::string_view session, const Ending& ending) {
+    std::string line = format("session %.*s: %s", static_cast<int>(session.size()), session.data(),
+                              ending.state.c_str());
+    if (!ending.why.empty())
+        line += ": " + ending.why;
+    return line;
+}
+
+} // namespace sion::session
