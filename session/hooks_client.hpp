@@ -2,7 +2,8 @@
 // The user's hooks around a session's calls and runs, fired through `sion-hooks fire EVENT`
 // (sion-hooks(1)): one short process an event, the event JSON on its stdin, one verdict line back.
 // While $SION_HOME has no hooks file, none is started; the file is looked for at each event, so a
-// hook added during a session counts from the next one.
+// hook added during a session counts from the next one. The unit tests of the call pipeline stand in
+// for sion-hooks by overriding fire().
 #pragma once
 
 #include "lib/json.hpp"
@@ -23,6 +24,11 @@ class Hooks {
 public:
     // No hooks at all.
     Hooks() = default;
+    Hooks(const Hooks&) = default;
+    Hooks(Hooks&&) = default;
+    Hooks& operator=(const Hooks&) = default;
+    Hooks& operator=(Hooks&&) = default;
+    virtual ~Hooks() = default;
 
     // The hooks of $SION_HOME (`home`), checked with `sion-hooks check` when the file exists: a
     // file that others may change, or that is malformed, keeps the session from running (its
@@ -33,7 +39,7 @@ public:
     // which the event, the session and the workspace are added. Without hooks, the verdict of none.
     // A sion-hooks that fails or answers no verdict blocks a before-tool call (a hook that cannot
     // be asked must not be skipped) and adds nothing to the others.
-    [[nodiscard]] HookVerdict fire(const char* event, Json fields);
+    [[nodiscard]] virtual HookVerdict fire(const char* event, Json fields);
 
     void set_session(std::string session, std::string workspace) {
         m_session = std::move(session);

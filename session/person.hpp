@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The person a session may ask before a call: on the terminal (/dev/tty), whatever stdin and stdout
-// are. A session with no terminal, or run for a program (--json), has no one to ask.
+// are. A session with no terminal, or run for a program (--json), has no one to ask. The unit tests
+// of the call pipeline stand in for the person by overriding what it is asked.
 #pragma once
 
 #include "lib/fd.hpp"
@@ -18,15 +19,18 @@ public:
 
     // No one to ask.
     Person() : m_absent("no terminal") {}
+    Person(Person&&) = default;
+    Person& operator=(Person&&) = default;
+    virtual ~Person() = default;
 
-    [[nodiscard]] bool present() const { return m_tty.get() >= 0; }
+    [[nodiscard]] virtual bool present() const { return m_tty.get() >= 0; }
 
     // Why no one can be asked: "no terminal", "--json".
-    [[nodiscard]] const std::string& absent_why() const { return m_absent; }
+    [[nodiscard]] virtual const std::string& absent_why() const { return m_absent; }
 
     // Asks `question` ("shell {…}: … Run it? [y/N] ") and reads the answer: true for y or yes (any
     // case), false for anything else, the end of input included.
-    [[nodiscard]] bool allows(std::string_view question);
+    [[nodiscard]] virtual bool allows(std::string_view question);
 
     // Shows `prompt` and reads a line of answer, without its newline (at most 4 KiB of it kept);
     // nullopt at the end of input, or with no one to ask.

@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: MIT
+// The call pipeline (call_pipeline.hpp): policy, person, before-tool hooks, journal, tool,
+// after-tool hooks, store, for the model's calls and a program's alike.
+#include "session/call_pipeline.hpp"
+
+#include "lib/models/wire.hpp"
+#include "lib/state.hpp"
+#include "lib/text.hpp"
+#include "session/shown.hpp"
+
+#include <unistd.h>
+
+namespace sion::session {
+namespace {
+
+// The call as hooks are told of it.
+Json hook_event(const CallRow& row) {
+    Json e = Json::object();
+    e.set("call", std::string_view(row.call_id));
+    e.set("tool", std::string_view(row.tool));
+    e.set("input", Json::copy_of(row.input));
+    e.set("effect", std::string_view(row.effect));
+    return e;
+}
+
+} // namespace
+
+Json tool_message(const CallRow& row) {
+    Json m = Json::object();
+    m.set("role", "tool");
+    m.set("call", std::string_view(row.call_id));
+    m.set("tool", std::string_view(row.tool));
+    m.set("text", std::string_view(row.result));
+    m.set("error", row.state != "ok");
+    if (row.images.view().size() > 0)
+        m.set("images", Json::copy_of(row.images));
+    return m;
+}
+
+CallPipeline::CallPipeline(CallParts parts) : m_p(std::move(parts)), m_journal(*m_p.db) {
+    m_p.context->call_from_code = [this](std::string_view tool, JsonView input) {
+        return program_call(tool, input);
+    };
+}
+
+CallPipeline::~CallPipeline() {
+    m_p.context->call_from_code = nullptr;
+}
+
+void CallPipeline::store_failed(Error error) {
+    if (!m_store_failure)
+        m_store_failure = std::move(error);
+}
+
+Decision CallPipeline::judge(Tool& tool, CallRow& row) const {
+    Effect effect = tool.effect(row.input);
+    Decision decision = decide(effect, m_p.autonomy, m_p.session->tainted);
+    row.effect = effect_name(effect);
+    row.decision = decision_name(decision);
+    row.why = explain(row.tool, effect, m_p.autonomy, m_p.session->tainted);
+    return decision;
+}
+
+std::optional<std::string> CallPipeline::ask_person(const CallRow& row) {
+    if (!m_p.person->present())
+        return row.why + ", and there is no one to ask here (" + m_p.person->absent_why() + ")";
+    // The call's line is in the transcript already when that is on the terminal too.
+    std::string question =
+        ::isatty(STDOUT_FILENO) == 1
+            ? shown_line(row.why) + ". Run it? [y/N] "
+            : format("→ %s %s\n%s. Run it? [y/N] ", shown_line(row.tool).c_str(),
+                     shown_line(canonical_json(row.input)).c_str(), shown_line(row.why).c_str());
+    if (!m_p.person->allows(question))
+        return "the person did not allow this call (" + row.why + ")";
+    return std::nullopt;
+}
+
+Result<Json> CallPipeline::model_call(const models::ToolCall& call) {
+    CallRow row;
+    row.call_id = call.id;
+    row.tool = call.tool;
+    row.input = Json::copy_of(call.input);
+    row.started_ms = now_ms();
+    m_message.reset();
+    auto tool = m_p.find_tool(call.tool);
+    if (!tool || !call.input.view().is_object()) {
+        row.state = "error";
+        row.result =
+            !tool ? tool.error().message() : "the input of " + call.tool + " is not an object";
+        SION_TRY(row.seq, insert_call(*m_p.db, m_p.session->id, row));
+        m_p.out->call(row);
+        SION_CHECK(finish(row));
+        return std::move(*m_message);
+    }
+    Decision decision = judge(**tool, row);
+    row.state = "running";
+    SION_TRY(row.seq, insert_call(*m_p.db, m_p.session->id, row));
+    m_p.out->call(row);
+    std::optional<std::string> refused;
+    if (decision == Decision::refuse)
+        refused = row.why;
+    else if (decision == Decision::ask)
+        refused = ask_person(row);
+    SION_CHECK(refused ? refuse(row, std::move(*refused)) : run_tool(**tool, row));
+    return std::move(*m_message);
+}
+
+ToolResult CallPipeline::program_call(std::string_view name, JsonView input) {
+    CallRow row;
+    row.parent = m_under_way;
+    row.call_id = format("%s.%d", m_under_way.c_str(), ++m_program_calls);
+    row.tool = std::string(name);
+    row.input = Json::copy_of(input);
+    row.started_ms = now_ms();
+    auto tool = name == "run_code"
+                    ? Result<Tool*>(Error(Exit::data, "there is no tool named run_code"))
+                    : m_p.find_tool(name);
+    if (!tool) {
+        row.state = "error";
+        row.result = tool.error().message();
+    } else {
+        Effect effect = (*tool)->effect(input);
+        if (judge(**tool, row) != Decision::run || effect != Effect::read) {
+            row.decision = decision_name(Decision::refuse);
+            row.state = "refused";
+            row.result = row.why + ": a program does not make that call; make it yourself";
+        } else {
+            row.state = "running";
+        }
+    }
+    Status done = [&]() -> Status {
+        SION_TRY(row.seq, insert_call(*m_p.db, m_p.session->id, row));
+        m_p.out->call(row);
+        if (row.state != "running")
+            return finish(row);
+        return run_tool(**tool, row);
+    }();
+    if (!done) {
+        store_failed(done.error());
+        return {"the session cannot record this call: " + done.error().message(), true, false, {}};
+    }
+    return {row.result, row.state != "ok", row.tainted, {}};
+}
+
+Status CallPipeline::run_tool(Tool& tool, CallRow& row) {
+    // before-tool hooks, once the policy and the person let the call run.
+    HookVerdict before = m_p.hooks->fire("before-tool", hook_event(row));
+    if (!before.allow)
+        return refuse(row, "a hook blocked this call: " + before.reason);
+    std::optional<int64_t> entry;
+    if (tool.journaled()) {
+        SION_TRY(Begun begun, m_journal.begin(m_p.session->id, row.tool, row.input));
+        if (begun.kind == Begun::Kind::recorded) {
+            row.state = begun.is_error ? "error" : "ok";
+            row.result =
+                "[made before in this session: not made again; its answer then]\n" + begun.result;
+            return finish(row);
+        }
+        if (begun.kind == Begun::Kind::uncertain) {
+            row.state = "uncertain";
+            row.result = begun.result;
+            return finish(row);
+        }
+        entry = begun.entry;
+    }
+    int64_t started = models::steady_ms();
+    std::string outer = m_under_way;
+    if (row.parent.empty()) {
+        m_under_way = row.call_id;
+        m_program_calls = 0;
+    }
+    auto done = tool.run(row.input, *m_p.context);
+    m_under_way = outer;
+    row.wall_ms = models::steady_ms() - started;
+    if (m_store_failure) {
+        Error failure = std::move(*m_store_failure);
+        m_store_failure.reset();
+        return failure;
+    }
+    if (!done) {
+        row.state = "error";
+        row.result = done.error().message();
+        if (entry)
+            SION_CHECK(m_journal.mark_uncertain(*entry, done.error().message()));
+        return finish(row);
+    }
+    if (entry && done->is_error && (tool.fails_cleanly() || done->changed_nothing))
+        SION_CHECK(m_journal.forget(*entry));
+    else if (entry)
+        SION_CHECK(m_journal.finish(*entry, done->text, done->is_error));
+    row.state = done->is_error ? "error" : "ok";
+    row.result = std::move(done->text);
+    row.detail = std::move(done->detail);
+    row.images = std::move(done->images);
+    row.tainted = done->taints && !m_p.session->tainted;
+    // What after-tool hooks print is added to what the model is shown, marked as theirs.
+    Json after = hook_event(row);
+    Json outcome = Json::object();
+    outcome.set("state", std::string_view(row.state));
+    outcome.set("text", std::string_view(row.result));
+    after.set("outcome", std::move(outcome));
+    HookVerdict hooked = m_p.hooks->fire("after-tool", std::move(after));
+    if (!hooked.added.empty())
+        row.result += "\n" + hooked.added;
+    return finish(row);
+}
+
+Status CallPipeline::refuse(CallRow& row, std::string why) {
+    row.state = "refused";
+    row.result = std::move(why);
+    return finish(row);
+}
+
+Status CallPipeline::finish(CallRow& row) {
+    if (row.parent.empty()) {
+        Json m = tool_message(row);
+        SION_CHECK(finish_call(*m_p.db, m_p.session->id, row, m));
+        m_message = std::move(m);
+    } else {
+        SION_CHECK(finish_call(*m_p.db, m_p.session->id, row, JsonView()));
+    }
+    if (row.tainted)
+        m_p.session->tainted = true;
+    ++m_finished;
+    m_p.out->result(row);
+    return {};
+}
+
+} // namespace sion::session

@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: MIT
+// The call pipeline: every call a session makes (the model's, and a program's from run_code) goes
+// through this one object, in one order:
+//
+//   policy → person → before-tool hooks → journal → tool → after-tool hooks → store
+//
+// Each call is stored as it starts and as it ends (store.hpp) and shown so (transcript.hpp). The
+// policy (lib/policy.hpp) decides from the tool's effect, the autonomy and the session's taint; a
+// call it would ask about is asked of the person, and refused with no one to ask; a before-tool
+// hook may block it; a call that is neither read-only nor idempotent goes through the journal
+// (lib/journal.hpp), so that it never runs twice; what after-tool hooks print is added to its
+// result, marked as theirs. A program's call runs only when it reads and runs without anyone.
+#pragma once
+
+#include "lib/journal.hpp"
+#include "session/hooks_client.hpp"
+#include "session/person.hpp"
+#include "session/store.hpp"
+#include "session/tools.hpp"
+#include "session/transcript.hpp"
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace sion::session {
+
+// What a pipeline makes its calls with, and where it records and shows them. Each must outlive it.
+struct CallParts {
+    Db* db = nullptr;
+    SessionRow* session = nullptr; // its id; its taint, set once a call's result came from outside
+    int autonomy = 0;
+    Person* person = nullptr;
+    Hooks* hooks = nullptr;
+    Output* out = nullptr;
+    // What tools run against; the pipeline sets its call_from_code while it lives.
+    ToolContext* context = nullptr;
+    // The tool a call names, now; an Error that says why there is none ("there is no tool named
+    // ghost_read_graph: MCP server ghost ended (killed by signal 9)").
+    std::function<Result<Tool*>(std::string_view name)> find_tool;
+};
+
+// A call's result as the conversation holds it: {"role":"tool","call","tool","text","error"},
+// and "images" when it returned pictures.
+[[nodiscard]] Json tool_message(const CallRow& row);
+
+class CallPipeline {
+public:
+    explicit CallPipeline(CallParts parts);
+    CallPipeline(const CallPipeline&) = delete;
+    CallPipeline& operator=(const CallPipeline&) = delete;
+    ~CallPipeline();
+
+    // Makes the model's call and records it; returns its result as the conversation holds it. An
+    // Error only when the store fails.
+    [[nodiscard]] Result<Json> model_call(const models::ToolCall& call);
+
+    // A call a program makes from run_code, during the model's call that runs it: made as the
+    // model's would be when it only reads and runs without anyone, refused otherwise ("…: a
+    // program does not make that call; make it yourself"). Recorded and shown under its parent
+    // ("<parent>.1", "<parent>.2", …), and not part of the conversation: only what the program
+    // prints is.
+    [[nodiscard]] ToolResult program_call(std::string_view tool, JsonView input);
+
+    // The model's call under way, "" between calls: what happens during it (a server's question)
+    // is recorded as happening during it.
+    [[nodiscard]] const std::string& under_way() const { return m_under_way; }
+
+    // The store failed while a call was under way (a server's question could not be recorded):
+    // that call ends with this Error, and so does the run.
+    void store_failed(Error error);
+
+    // The calls finished so far, programs' included.
+    [[nodiscard]] int finished() const { return m_finished; }
+
+private:
+    // The policy's decision on a call of `tool`, recorded on its row.
+    Decision judge(Tool& tool, CallRow& row) const;
+    // Asks the person about a call the policy asks about: why it is refused, or nullopt to run it.
+    std::optional<std::string> ask_person(const CallRow& row);
+    Status run_tool(Tool& tool, CallRow& row);
+    Status refuse(CallRow& row, std::string why);
+    Status finish(CallRow& row);
+
+    CallParts m_p;
+    Journal m_journal;
+    std::string m_under_way;
+    int m_program_calls = 0; // those of the program of the call under way
+    std::optional<Error> m_store_failure;
+    std::optional<Json> m_message; // the finished model's call's, for model_call to return
+    int m_finished = 0;
+};
+
+} // namespace sion::session

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: MIT
+// Input rounds: what an MCP server asks mid-call, of the person (elicitation) or of a model
+// (sampling).
+#include "session/elicit.hpp"
+#include "session/loop.hpp"
+
+namespace sion::session {
+
+Json Loop::elicit(JsonView params) {
+    std::string server(params.string_or("server", "").value_or(""));
+    Terminal terminal{[this](std::string_view text) { m_p.person.say(text); },
+                      [this](std::string_view prompt) { return m_p.person.ask(prompt); }};
+    Elicited asked = m_p.person.present() ? sion::session::elicit(params, terminal)
+                                          : declined("declined, since there is no one to ask here ("
+                                                     + m_p.person.absent_why() + ")");
+    if (auto kept = mcp_line(server, "MCP server " + server + " asked for input: " + asked.said);
+        !kept)
+        m_calls.store_failed(kept.error());
+    return std::move(asked.result);
+}
+
+rpc::Reply Loop::sample(JsonView params) {
+    Completion c = write_completion(
+        params, [this](const std::string& spec) { return sampling_model(spec); },
+        m_p.settings.budget_tokens, tokens_used());
+    if (c.said.empty())
+        return std::move(c.reply);
+    add_to(m_ending.usage, c.usage);
+    if (auto added = add_usage(*m_p.db, m_p.row.id, c.usage); !added) {
+        m_calls.store_failed(added.error());
+        return rpc::Reply::fail(rpc::k_internal_error, "the session cannot record it");
+    }
+    if (auto kept = mcp_line(c.server, c.said); !kept) {
+        m_calls.store_failed(kept.error());
+        return rpc::Reply::fail(rpc::k_internal_error, "the session cannot record it");
+    }
+    return std::move(c.reply);
+}
+
+Result<models::Model*> Loop::sampling_model(const std::string& spec) {
+    if (spec.empty())
+        return m_p.models.front().get();
+    for (const auto& model : m_p.models)
+        if (model->name() == spec)
+            return model.get();
+    std::unique_ptr<models::Model>& opened = m_sampling_models[spec];
+    if (!opened) {
+        SION_TRY(opened, models::open_model(spec));
+    }
+    return opened.get();
+}
+
+} // namespace sion::session

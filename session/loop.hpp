@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: MIT
+// The session loop's state and parts, shared by the files that hold them by concern: the run
+// (session.cpp), the model turn (model_turn.cpp), the MCP servers per turn (mcp_turn.cpp) and input
+// rounds (input_rounds.cpp); its calls go through the call pipeline (call_pipeline.hpp). Internal
+// to session/.
+#pragma once
+
+#include "session/call_pipeline.hpp"
+#include "session/session.hpp"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace sion::session {
+
+// How long a model that was busy or failing is left alone (seed 001, "Models").
+constexpr int64_t k_model_rest_ms = 30'000;
+
+class Loop {
+public:
+    explicit Loop(SessionParts& parts)
+        : m_p(parts), m_calls({parts.db, &parts.row, parts.settings.autonomy, &parts.person,
+                               &parts.hooks, parts.out, &parts.context,
+                               [this](std::string_view name) { return find_tool(name); }}),
+          m_resting_until(parts.models.size(), 0) {
+        for (const auto& t : parts.tools) {
+            m_specs.push_back(t->spec());
+            m_tools.push_back(t.get());
+        }
+        if (parts.mcp != nullptr)
+            parts.mcp->set_asks({[this](JsonView params) { return elicit(params); },
+                                 [this](JsonView params) { return sample(params); }});
+    }
+
+    Loop(const Loop&) = delete;
+    Loop& operator=(const Loop&) = delete;
+
+    ~Loop() {
+        if (m_p.mcp != nullptr)
+            m_p.mcp->set_asks({});
+    }
+
+    Result<Ending> run();
+
+private:
+    // The model turn (model_turn.cpp): asking, fallback, budget.
+
+    // The first model that answers, in order, passing over those that were busy or failing in the
+    // last 30 seconds (unless every one was). Each failing one is named, and the next asked when
+    // the failure is one another model may not have.
+    Result<models::Answer> ask(const models::Request& request);
+
+    Status record_answer(models::Answer& answer);
+
+    // The MCP servers' state per turn (mcp_turn.cpp), and the tools it leaves the model.
+
+    // The tool `name` this turn; when there is none, "there is no tool named ghost_read_graph", and
+    // why when its name is a server's that is not connected now: ": MCP server ghost ended (killed
+    // by signal 9)".
+    Result<Tool*> find_tool(std::string_view name) const;
+
+    // A line about an MCP server: shown now, and kept among the session's messages as
+    // {"role":"mcp","server","text"} (with "during": the call it came during, if one), so that
+    // `show` shows it where the run did. Never sent to a model.
+    Status mcp_line(const std::string& server, const std::string& text);
+
+    // MCP servers (mcp_client.hpp). At the start: the bridge's notices (tools not offered, and
+    // why), and the taint of a task that is a server's prompt.
+    Status start_mcp();
+
+    // Before each model call: the servers' state now, their tools in place of the last turn's,
+    // and the model told of them at the end of what it is sent (not stored, and not in the system
+    // prompt, which stays the same from call to call for prompt caching). True when that note is
+    // the last of m_conversation, for the caller to take away.
+    bool refresh_mcp();
+
+    // Input rounds (input_rounds.cpp): what a server asks of the person or of a model mid-call.
+
+    // A server's question, asked at the terminal; declined with no one to ask.
+    Json elicit(JsonView params);
+
+    // A server's completion (mcp_client.hpp), its tokens the run's.
+    rpc::Reply sample(JsonView params);
+
+    Result<models::Model*> sampling_model(const std::string& spec);
+
+    // The run's tokens as its budget counts them (model_turn.cpp): all that was read, cached or
+    // not, and written.
+    int64_t tokens_used() const;
+
+    // The end of the run (session.cpp): stored, told to the run-end hooks, shown.
+    Result<Ending> finish(const char* state, std::string why);
+
+    SessionParts& m_p;
+    CallPipeline m_calls;
+    std::vector<models::ToolSpec> m_specs;
+    std::vector<Tool*> m_tools;                     // each spec's tool
+    std::vector<std::unique_ptr<Tool>> m_mcp_tools; // the MCP servers' this turn
+    std::map<std::string, std::string> m_mcp_down;  // the servers not connected this turn, why
+    bool m_mcp_failed = false;                      // the bridge stopped answering, and was named
+    std::map<std::string, std::unique_ptr<models::Model>> m_sampling_models; // named by servers
+    std::vector<Json> m_conversation;
+    std::set<std::string> m_call_ids;
+    std::vector<int64_t> m_resting_until; // steady ms, per model: left alone until then
+    Ending m_ending;
+};
+
+} // namespace sion::session
