@@ -78,4 +78,22 @@ std::string percent_decode(std::string_view s, bool plus_is_space) {
     return out;
 }
 
+std::string one_line(std::string_view text) {
+    std::string out;
+    bool space = false;
+    for (unsigned char c : text) {
+        if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+            space = !out.empty();
+            continue;
+        }
+        if (c < 0x20 || c == 0x7f)
+            continue;
+        if (space)
+            out += ' ';
+        space = false;
+        out += static_cast<char>(c);
+    }
+    return out;
+}
+
 } // namespace sion

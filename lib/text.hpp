@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Small text helpers: printf-style formatting into a std::string (g++ 12 has no <format>), and
-// percent-encoding.
+// Small text helpers: printf-style formatting into a std::string (g++ 12 has no <format>),
+// percent-encoding, and text made one line for a terminal.
 #pragma once
 
 #include <cstdarg>
@@ -19,5 +19,9 @@ namespace sion {
 // %XX decoded (either case of hex); a '%' not followed by two hex digits stays as it is. With
 // `plus_is_space`, '+' is a space, as in a form (application/x-www-form-urlencoded) or a query.
 [[nodiscard]] std::string percent_decode(std::string_view text, bool plus_is_space = false);
+
+// Text on one line for a terminal (a server's description, a name it gave): whitespace runs,
+// newlines included, made one space and trimmed; other control characters dropped.
+[[nodiscard]] std::string one_line(std::string_view text);
 
 } // namespace sion

@@ -83,4 +83,21 @@ std::string text_for_json(std::string_view bytes) {
     return out;
 }
 
+size_t utf8_boundary(std::string_view text, size_t keep) {
+    // The length of the sequence a lead byte announces; 1 for anything else.
+    auto length = [](unsigned char lead) -> size_t {
+        if (lead >= 0xF0 && lead < 0xF8)
+            return 4;
+        if (lead >= 0xE0)
+            return lead < 0xF0 ? 3 : 1;
+        return lead >= 0xC0 ? 2 : 1;
+    };
+    for (size_t back = 1; back <= 4 && back <= keep; ++back) {
+        auto c = static_cast<unsigned char>(text[keep - back]);
+        if ((c & 0xC0) != 0x80)
+            return length(c) > back ? keep - back : keep;
+    }
+    return keep;
+}
+
 } // namespace sion

@@ -16,4 +16,8 @@ namespace sion {
 // UTF-8, becomes U+FFFD.
 [[nodiscard]] std::string text_for_json(std::string_view bytes);
 
+// `keep`, or less, so that text[0, keep) does not end inside a character: where output kept up to a
+// cap is cut.
+[[nodiscard]] size_t utf8_boundary(std::string_view text, size_t keep);
+
 } // namespace sion

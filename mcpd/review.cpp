@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "mcpd/review.hpp"
 
-#include "mcpd/http_headers.hpp"
-
 #include "lib/crypto.hpp"
+#include "mcpd/http_headers.hpp"
 
 #include <set>
 
@@ -13,7 +12,7 @@ namespace {
 
 bool name_char(char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'
-        || c == '-';
+           || c == '-';
 }
 
 // The parts of a tool its pin covers, as the server gave them.
@@ -41,24 +40,6 @@ Effect effect_of_annotations(JsonView annotations) {
     return Effect::write;
 }
 
-std::string one_line(std::string_view text) {
-    std::string out;
-    bool space = false;
-    for (unsigned char c : text) {
-        if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
-            space = !out.empty();
-            continue;
-        }
-        if (c < 0x20 || c == 0x7f)
-            continue;
-        if (space)
-            out += ' ';
-        space = false;
-        out += static_cast<char>(c);
-    }
-    return out;
-}
-
 std::string shown_name(std::string_view name) {
     constexpr size_t k_shown = 64;
     std::string line = one_line(name);
@@ -71,18 +52,6 @@ std::string shown_name(std::string_view name) {
         }
     }
     return line;
-}
-
-Status check_server_name(std::string_view name) {
-    bool ok = !name.empty() && name.size() <= 32 && name.front() != '-';
-    for (char c : name)
-        ok = ok && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-');
-    if (!ok)
-        return make_error(Exit::usage,
-                          "invalid server name '%s': give 1 to 32 lowercase letters, digits and "
-                          "hyphens",
-                          one_line(name).c_str());
-    return {};
 }
 
 bool offerable_name(std::string_view server, std::string_view tool) {
@@ -110,13 +79,12 @@ std::vector<ToolDef> tool_defs(JsonView tools, const std::map<std::string, Effec
         JsonView annotations = t.get("annotations");
         d.effect = effect_of_annotations(annotations);
         d.idempotent = annotations.get("idempotentHint").is_bool()
-            && *annotations.get("idempotentHint").as_bool();
+                       && *annotations.get("idempotentHint").as_bool();
         if (auto o = effects.find(d.name); o != effects.end())
             d.effect = o->second;
         if (d.effect == Effect::read)
             d.idempotent = true;
-        d.local = local.contains(d.name)
-            && (d.effect == Effect::read || d.effect == Effect::write);
+        d.local = local.contains(d.name) && (d.effect == Effect::read || d.effect == Effect::write);
         if (!offerable_name(server, d.name))
             d.unusable = "its name is not 1 to 64 letters, digits, '_' and '-' with the server's "
                          "name before it";
@@ -131,8 +99,8 @@ std::vector<ToolDef> tool_defs(JsonView tools, const std::map<std::string, Effec
 
 bool taints(const ToolDef& tool) {
     return !tool.local
-        && (tool.effect == Effect::external
-            || effect_of_annotations(tool.definition.get("annotations")) == Effect::external);
+           && (tool.effect == Effect::external
+               || effect_of_annotations(tool.definition.get("annotations")) == Effect::external);
 }
 
 std::string effect_label(const ToolDef& tool) {
@@ -151,9 +119,9 @@ std::vector<Reviewed> compare(const std::vector<ToolDef>& tools, const std::vect
         for (const Pin& p : pins)
             if (p.tool == t.name)
                 pin = &p;
-        PinState state = !pin                    ? PinState::added
-            : pin->digest == t.digest ? PinState::unchanged
-                                      : PinState::changed;
+        PinState state = !pin                      ? PinState::added
+                         : pin->digest == t.digest ? PinState::unchanged
+                                                   : PinState::changed;
         out.push_back({state, &t, pin});
     }
     for (const Pin& p : pins)
@@ -172,7 +140,7 @@ std::string review_line(const ToolDef& tool) {
 
 std::string unusable_notice(std::string_view server, const ToolDef& tool) {
     return "MCP server " + std::string(server) + ": the tool \"" + shown_name(tool.name)
-        + "\" is not offered: " + tool.unusable;
+           + "\" is not offered: " + tool.unusable;
 }
 
 std::string not_offered_notice(std::string_view server, const Reviewed& r) {
@@ -180,11 +148,11 @@ std::string not_offered_notice(std::string_view server, const Reviewed& r) {
     std::string review = " (`sion agent mcp review " + std::string(server) + "`)";
     switch (r.state) {
     case PinState::added:
-        return head + shown_name(r.tool->name) + " is new and was not reviewed, so it is not offered"
-            + review;
+        return head + shown_name(r.tool->name)
+               + " is new and was not reviewed, so it is not offered" + review;
     case PinState::changed:
         return head + shown_name(r.tool->name)
-            + " changed since it was reviewed, so it is not offered" + review;
+               + " changed since it was reviewed, so it is not offered" + review;
     case PinState::unchanged:
     case PinState::removed:
         break;

@@ -13,6 +13,7 @@
 #include "lib/json.hpp"
 #include "lib/policy.hpp"
 #include "lib/result.hpp"
+#include "lib/text.hpp"
 
 #include <map>
 #include <optional>
@@ -32,16 +33,17 @@ struct ToolDef {
     Effect effect = Effect::external;
     bool idempotent = false; // from the annotations, or a read
     bool local = false;      // the user said it reaches only this machine: it does not taint
-    // Why it cannot be offered whatever its pin ("its name has characters a model cannot be given"),
-    // or empty.
+    // Why it cannot be offered whatever its pin ("its name has characters a model cannot be
+    // given"), or empty.
     std::string unusable;
 };
 
 // The tools of a tools/list result's "tools" array, in the server's order. `effects` are the user's
 // overrides by tool name, `local` the tools the user said reach only this machine (a read or a
-// write made local keeps its effect; one of another effect is not local). A tool that is not an object with a string name is skipped; one whose name
-// a model cannot be given, that is listed twice, or whose x-mcp-header marks break their rules
-// (mcpd/http_headers.hpp), is kept with `unusable` set.
+// write made local keeps its effect; one of another effect is not local). A tool that is not an
+// object with a string name is skipped; one whose name a model cannot be given, that is listed
+// twice, or whose x-mcp-header marks break their rules (mcpd/http_headers.hpp), is kept with
+// `unusable` set.
 [[nodiscard]] std::vector<ToolDef> tool_defs(JsonView tools,
                                              const std::map<std::string, Effect>& effects,
                                              std::string_view server,
@@ -57,17 +59,9 @@ struct ToolDef {
 // "read", "write, repeats run again", "read-local", … as review lines show it.
 [[nodiscard]] std::string effect_label(const ToolDef& tool);
 
-// The description on one line for a terminal: whitespace runs (newlines included) made one space,
-// control characters dropped.
-[[nodiscard]] std::string one_line(std::string_view text);
-
 // A tool's name as messages show it: on one line, and cut to its first 64 characters and "…"
 // when longer (a hostile server's names can be of any length).
 [[nodiscard]] std::string shown_name(std::string_view name);
-
-// A server's name on the shelf: lowercase letters, digits and hyphens, 1 to 32, starting with a
-// letter or a digit (a tool is offered as <server>_<tool>, so '_' would make the split ambiguous).
-[[nodiscard]] Status check_server_name(std::string_view name);
 
 // A tool name a model can be given once prefixed: 1 to 64 characters of [A-Za-z0-9_-] in all.
 [[nodiscard]] bool offerable_name(std::string_view server, std::string_view tool);
@@ -87,8 +81,8 @@ struct Reviewed {
     const Pin* pin = nullptr;      // nullptr for an added one
 };
 
-// Each listed tool against `pins`, in the server's order, then the pinned tools the server no longer
-// lists, in their pins' order.
+// Each listed tool against `pins`, in the server's order, then the pinned tools the server no
+// longer lists, in their pins' order.
 [[nodiscard]] std::vector<Reviewed> compare(const std::vector<ToolDef>& tools,
                                             const std::vector<Pin>& pins);
 
@@ -100,7 +94,8 @@ struct Reviewed {
 [[nodiscard]] std::string unusable_notice(std::string_view server, const ToolDef& tool);
 
 // The line a session shows for a tool it does not offer (empty for an unchanged one):
-//   "MCP server notes: export_notes is new and was not reviewed, so it is not offered (`sion agent mcp review notes`)"
+//   "MCP server notes: export_notes is new and was not reviewed, so it is not offered (`sion agent
+//   mcp review notes`)"
 [[nodiscard]] std::string not_offered_notice(std::string_view server, const Reviewed& r);
 
 } // namespace sion::mcpd

@@ -2,14 +2,14 @@
 // Starting bubblewrap as the right user with the layout, and one command in a fresh sandbox.
 #include "sandboxd/bwrap.hpp"
 
+#include "lib/json.hpp"
+#include "lib/log.hpp"
 #include "sandboxd/capture.hpp"
 #include "sandboxd/init.hpp"
 #include "sandboxd/limits.hpp"
+#include "sandboxd/output.hpp"
 #include "sandboxd/seccomp.hpp"
 #include "sandboxd/stage.hpp"
-
-#include "lib/json.hpp"
-#include "lib/log.hpp"
 
 #include <fcntl.h>
 #include <grp.h>
@@ -18,8 +18,8 @@
 
 #include <algorithm>
 #include <array>
-#include <climits>
 #include <cerrno>
+#include <climits>
 #include <cstdlib>
 #include <string_view>
 
@@ -52,10 +52,11 @@ Result<std::string> own_path() {
         return sys_error(Exit::os, errno, "cannot find this program ('%s')", k_self);
     std::string path(buf.data(), static_cast<size_t>(n));
     constexpr std::string_view k_deleted = " (deleted)";
-    if (path.size() > k_deleted.size() &&
-        std::string_view(path).substr(path.size() - k_deleted.size()) == k_deleted)
-        return make_error(Exit::unavailable, "cannot bind this program into the sandbox: '%s' was "
-                                             "replaced or removed since it started",
+    if (path.size() > k_deleted.size()
+        && std::string_view(path).substr(path.size() - k_deleted.size()) == k_deleted)
+        return make_error(Exit::unavailable,
+                          "cannot bind this program into the sandbox: '%s' was "
+                          "replaced or removed since it started",
                           path.substr(0, path.size() - k_deleted.size()).c_str());
     return path;
 }
@@ -117,19 +118,20 @@ Error sandbox_failure(const Captured& c, const Launch& launch) {
         line = c.signal != 0 ? "bwrap was killed by signal " + std::to_string(c.signal)
                              : "bwrap exited with status " + std::to_string(c.status);
     std::string fix;
-    if (line.find("namespace") != std::string::npos || line.find("uid map") != std::string::npos ||
-        line.find("Operation not permitted") != std::string::npos)
+    if (line.find("namespace") != std::string::npos || line.find("uid map") != std::string::npos
+        || line.find("Operation not permitted") != std::string::npos)
         fix = " (unprivileged user namespaces are refused: allow them with sysctl "
               "kernel.unprivileged_userns_clone=1, or on Ubuntu kernel."
               "apparmor_restrict_unprivileged_userns=0)";
     else if (launch.staged && line.find("Permission denied") != std::string::npos)
-        fix = " (as root, bwrap runs as uid " + std::to_string(launch.uid) +
-              ", who must be able to read what the sandbox shows)";
-    return make_error(Exit::unavailable, "cannot make the sandbox: %s%s", line.c_str(), fix.c_str());
+        fix = " (as root, bwrap runs as uid " + std::to_string(launch.uid)
+              + ", who must be able to read what the sandbox shows)";
+    return make_error(Exit::unavailable, "cannot make the sandbox: %s%s", line.c_str(),
+                      fix.c_str());
 }
 
-Result<ExecResult> interpret(Captured c, uint64_t cap, const Launch& launch) {
-    ExecResult r;
+Result<proto::ExecResult> interpret(Captured c, uint64_t cap, const Launch& launch) {
+    proto::ExecResult r;
     r.wall_ms = c.wall.count();
     if (c.timed_out) {
         r.exit = to_int(Exit::timeout);
@@ -149,7 +151,7 @@ Result<ExecResult> interpret(Captured c, uint64_t cap, const Launch& launch) {
 
 } // namespace
 
-bool read_status(const std::string& text, ExecResult& r) {
+bool read_status(const std::string& text, proto::ExecResult& r) {
     auto json = Json::parse(std::string_view(text).substr(0, text.find('\n')));
     if (!json)
         return false;
@@ -239,8 +241,8 @@ Result<Launch> prepare_launch(const Config& config,
 
 std::vector<std::string> run_init_argv(const Limits& limits, bool forward,
                                        const std::vector<std::string>& argv, int env_fd) {
-    std::vector<std::string> out = {"--", k_exe_inside, "init", "--exec", "--status-fd",
-                                    std::to_string(k_status_fd)};
+    std::vector<std::string> out = {"--",     k_exe_inside,  "init",
+                                    "--exec", "--status-fd", std::to_string(k_status_fd)};
     if (env_fd >= 0)
         out.insert(out.end(), {"--env-fd", std::to_string(env_fd)});
     if (forward)
@@ -252,20 +254,20 @@ std::vector<std::string> run_init_argv(const Limits& limits, bool forward,
     return out;
 }
 
-Result<ExecResult> exec_once(const Config& config, const ExecRequest& request,
-                             const std::optional<std::string>& input) {
+Result<proto::ExecResult> exec_once(const Config& config, const proto::ExecRequest& request,
+                                    const std::optional<std::string>& input) {
     SION_TRY(Pipe status, Pipe::make());
     SION_TRY(Launch launch, prepare_launch(config, request.env, status.write.get()));
     std::vector<std::string> tail =
-        run_init_argv(launch.limits, false, request_argv(request), launch.env_fd);
+        run_init_argv(launch.limits, false, proto::request_argv(request), launch.env_fd);
     launch.spec.argv.insert(launch.spec.argv.end(), tail.begin(), tail.end());
 
     CaptureSpec spec;
     spec.child = launch.spec;
     spec.child.time_limit = config.limits.timeout;
     if (request.timeout)
-        spec.child.time_limit = std::min<std::chrono::milliseconds>(*request.timeout,
-                                                                    config.limits.timeout);
+        spec.child.time_limit =
+            std::min<std::chrono::milliseconds>(*request.timeout, config.limits.timeout);
     spec.input = input;
     spec.cap = config.limits.output;
     spec.status_fd = status.read.release();
@@ -281,7 +283,8 @@ Status set_ids(uid_t uid, gid_t gid) {
     if (::setgroups(0, nullptr) != 0)
         return sys_error(Exit::no_perm, errno, "cannot drop supplementary groups");
     if (::setresgid(gid, gid, gid) != 0)
-        return sys_error(Exit::no_perm, errno, "cannot become group %u", static_cast<unsigned>(gid));
+        return sys_error(Exit::no_perm, errno, "cannot become group %u",
+                         static_cast<unsigned>(gid));
     if (::setresuid(uid, uid, uid) != 0)
         return sys_error(Exit::no_perm, errno, "cannot become user %u", static_cast<unsigned>(uid));
     return {};

@@ -3,10 +3,11 @@
 // one command in a fresh sandbox (exec) or starting the warm sandbox's init (serve).
 //
 // Who runs bwrap: this process's user, except that root never does: it stages what the sandbox
-// binds and runs bwrap as k_host_id (stage.hpp), re-executed as `sion-sandbox become [--cgroup DIR…]
+// binds and runs bwrap as k_host_id (stage.hpp), re-executed as `sion-sandbox become [--cgroup
+// DIR…]
 // [--workspace DIR --stage PATH…] UID GID -- bwrap …`, which joins the sandbox's cgroups when there
-// are any (cgroup.hpp), stages, drops to UID and GID and execs bwrap, so that every spawn still goes
-// through lib/child.
+// are any (cgroup.hpp), stages, drops to UID and GID and execs bwrap, so that every spawn still
+// goes through lib/child.
 //
 // What bwrap binds it finds by path, as the user it runs as: a user's bwrap must be able to reach
 // the workspace, the --sandbox-read directories and this program (bwrap 0.8 resolves even a
@@ -14,14 +15,13 @@
 // them staged.
 #pragma once
 
-#include "sandboxd/cgroup.hpp"
-#include "sandboxd/config.hpp"
-#include "sandboxd/exec.hpp"
-#include "sandboxd/mounts.hpp"
-
 #include "lib/child.hpp"
 #include "lib/fd.hpp"
+#include "lib/proto/sandbox_exec.hpp"
 #include "lib/result.hpp"
+#include "sandboxd/cgroup.hpp"
+#include "sandboxd/config.hpp"
+#include "sandboxd/mounts.hpp"
 
 #include <sys/types.h>
 
@@ -47,12 +47,12 @@ struct BwrapUser {
 
 // A bwrap start, prepared: the descriptors it is given stay open while this lives.
 struct Launch {
-    ChildSpec spec;          // argv: [become …] bwrap <layout>; the caller appends "--" and init
-    std::vector<Fd> fds;     // owned; spec.extra_fds borrows them
-    bool staged = false;     // root's: bwrap runs as k_host_id, through `become`
-    uid_t uid = 0;           // who runs bwrap
+    ChildSpec spec;      // argv: [become …] bwrap <layout>; the caller appends "--" and init
+    std::vector<Fd> fds; // owned; spec.extra_fds borrows them
+    bool staged = false; // root's: bwrap runs as k_host_id, through `become`
+    uid_t uid = 0;       // who runs bwrap
     gid_t gid = 0;
-    int env_fd = -1;         // where init --exec reads the extra environment (--env-fd), or -1
+    int env_fd = -1; // where init --exec reads the extra environment (--env-fd), or -1
     // The sandbox's cgroups, where they can be made (bwrap is started in them through
     // `become --cgroup`); removed when dropped, so it must outlive bwrap.
     std::optional<SandboxCgroup> cgroup;
@@ -75,9 +75,8 @@ inline constexpr int k_status_fd = 3;
 // none can, RLIMIT_NPROC bounds its processes and RLIMIT_DATA each one's memory. Errors:
 // Exit::unavailable (no bwrap; the Docker backend, which is not bwrap's), Exit::os.
 [[nodiscard]] Result<Launch>
-prepare_launch(const Config& config,
-               const std::vector<std::pair<std::string, std::string>>& extra, int status_fd,
-               const std::string& proxy_socket = {});
+prepare_launch(const Config& config, const std::vector<std::pair<std::string, std::string>>& extra,
+               int status_fd, const std::string& proxy_socket = {});
 
 // The arguments after bwrap's layout for one command: "--", init --exec reporting on k_status_fd
 // (and reading its extra environment on `env_fd` unless it is -1), with --proxy-socket
@@ -88,7 +87,7 @@ prepare_launch(const Config& config,
 
 // Reads the status line init --exec wrote (report_line()) into `r`'s exit, signal, cpu_ms and
 // max_rss_kib; false when `text` holds none (init never ran the command).
-[[nodiscard]] bool read_status(const std::string& text, ExecResult& r);
+[[nodiscard]] bool read_status(const std::string& text, proto::ExecResult& r);
 
 // Runs one command in a fresh sandbox (init --exec as its pid 1) within config's limits and the
 // request's timeout. `input`: bytes for the command's stdin, or nullopt to pass this process's.
@@ -96,8 +95,9 @@ prepare_launch(const Config& config,
 // missing or cannot make the sandbox (its message, and the fix when it is known), Exit::config
 // when root's workspace cannot be idmapped (stage.hpp), Exit::os and Exit::io. Not for a declared
 // network with hosts, which needs the warm sandbox's proxy (warm.hpp).
-[[nodiscard]] Result<ExecResult> exec_once(const Config& config, const ExecRequest& request,
-                                           const std::optional<std::string>& input);
+[[nodiscard]] Result<proto::ExecResult> exec_once(const Config& config,
+                                                  const proto::ExecRequest& request,
+                                                  const std::optional<std::string>& input);
 
 // What `sion-sandbox become UID GID -- PROGRAM ARGS…` does once it joined the cgroups its --cgroup
 // options name (join_cgroup()) and staged what its --workspace and --stage name (stage()): unless

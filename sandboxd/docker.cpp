@@ -3,10 +3,10 @@
 // docker's own failures from the command's.
 #include "sandboxd/docker.hpp"
 
-#include "sandboxd/seccomp.hpp"
-
 #include "lib/child.hpp"
 #include "sandboxd/capture.hpp"
+#include "sandboxd/output.hpp"
+#include "sandboxd/seccomp.hpp"
 
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -211,7 +211,7 @@ private:
     std::thread m_thread;
 };
 
-Status check_request(const Config& config, const ExecRequest& request) {
+Status check_request(const Config& config, const proto::ExecRequest& request) {
     if (config.backend != BackendKind::docker || config.image.empty())
         return make_error(Exit::software, "the Docker backend needs an image");
     if (request.command.empty() == request.argv.empty())
@@ -224,7 +224,7 @@ Status check_request(const Config& config, const ExecRequest& request) {
     return {};
 }
 
-milliseconds time_limit(const Config& config, const ExecRequest& request) {
+milliseconds time_limit(const Config& config, const proto::ExecRequest& request) {
     milliseconds limit = config.limits.timeout;
     if (request.timeout && request.timeout->count() > 0)
         limit = std::min(limit, *request.timeout);
@@ -235,7 +235,7 @@ milliseconds time_limit(const Config& config, const ExecRequest& request) {
 // docker run's 125 is its own failure, unless the command exited 125 itself (then docker said
 // nothing); 126 and 127 are the command's, since the init runs it (`[FATAL tini (7)] exec x failed:
 // No such file or directory`).
-Status docker_status(const Config& config, const Captured& c, ExecResult& result) {
+Status docker_status(const Config& config, const Captured& c, proto::ExecResult& result) {
     if (c.exit_code < 0) // the docker command itself was killed, by someone else
         return make_error(Exit::unavailable, "the docker command was killed by signal %d",
                           c.signal);
@@ -282,7 +282,7 @@ bool docker_reads_itself(std::string_view name) {
     });
 }
 
-std::vector<std::string> docker_run_env(const ExecRequest& request) {
+std::vector<std::string> docker_run_env(const proto::ExecRequest& request) {
     std::vector<std::string> env = docker_cli_env();
     for (const auto& [name, value] : request.env)
         if (!docker_reads_itself(name))
@@ -325,7 +325,7 @@ std::optional<std::string> docker_run_failure(const std::string& err) {
     return std::string(line);
 }
 
-std::vector<std::string> docker_run_argv(const Config& config, const ExecRequest& request,
+std::vector<std::string> docker_run_argv(const Config& config, const proto::ExecRequest& request,
                                          const DockerRun& run) {
     const Limits& l = config.limits;
     std::string memory = std::to_string(l.memory);
@@ -352,7 +352,8 @@ std::vector<std::string> docker_run_argv(const Config& config, const ExecRequest
     option("--tmpfs", std::string(k_docker_tmpfs));
     option("--mount", "type=bind," + csv_field("src=" + run.workspace) + ",dst=/workspace");
     if (!config.channel.empty())
-        option("--mount", "type=bind," + csv_field("src=" + config.channel) + ",dst=" + k_channel_inside);
+        option("--mount",
+               "type=bind," + csv_field("src=" + config.channel) + ",dst=" + k_channel_inside);
     option("--workdir", "/workspace");
     option("--network", config.network == Network::named ? config.network_name : "none");
     option("--ulimit", "cpu=" + cpu + ":" + cpu);
@@ -369,7 +370,7 @@ std::vector<std::string> docker_run_argv(const Config& config, const ExecRequest
     return argv;
 }
 
-Result<DockerLaunch> prepare_docker(const Config& config, const ExecRequest& request,
+Result<DockerLaunch> prepare_docker(const Config& config, const proto::ExecRequest& request,
                                     const std::string& name) {
     DockerLaunch launch;
     SION_TRY(DockerWorkspace workspace, DockerWorkspace::open(config));
@@ -395,12 +396,12 @@ std::string docker_container_name() {
     return name.data();
 }
 
-Result<ExecResult> docker_exec(const Config& config, const ExecRequest& request) {
+Result<proto::ExecResult> docker_exec(const Config& config, const proto::ExecRequest& request) {
     return docker_exec(config, request, request.input);
 }
 
-Result<ExecResult> docker_exec(const Config& config, const ExecRequest& request,
-                               const std::optional<std::string>& input) {
+Result<proto::ExecResult> docker_exec(const Config& config, const proto::ExecRequest& request,
+                                      const std::optional<std::string>& input) {
     SION_CHECK(check_request(config, request));
     std::string name = docker_container_name();
     milliseconds limit = time_limit(config, request);
@@ -424,7 +425,7 @@ Result<ExecResult> docker_exec(const Config& config, const ExecRequest& request,
         return std::move(captured).error();
     Captured& c = *captured;
 
-    ExecResult result;
+    proto::ExecResult result;
     if (out_of_time || c.timed_out) {
         // Once more, now that the docker command is gone and can make no other container.
         Status removed = docker_remove_container(name);

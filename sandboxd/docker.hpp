@@ -33,10 +33,10 @@
 
 #include "lib/child.hpp"
 #include "lib/fd.hpp"
+#include "lib/proto/sandbox_exec.hpp"
 #include "lib/result.hpp"
 #include "sandboxd/config.hpp"
 #include "sandboxd/docker_workspace.hpp"
-#include "sandboxd/exec.hpp"
 
 #include <sys/types.h>
 
@@ -71,9 +71,8 @@ struct DockerRun {
 // is never taken for an option. The request's env entries follow HOME=/workspace as `--env NAME`,
 // their values in docker_run_env(), but for the names docker_reads_itself(), given as `--env
 // NAME=value`. Checks nothing: docker_exec() does.
-[[nodiscard]] std::vector<std::string> docker_run_argv(const Config& config,
-                                                       const ExecRequest& request,
-                                                       const DockerRun& run);
+[[nodiscard]] std::vector<std::string>
+docker_run_argv(const Config& config, const proto::ExecRequest& request, const DockerRun& run);
 
 // A `docker run` of `request` in a container named `name`, prepared: its command and environment,
 // and what must live while it runs (the workspace, the seccomp profile given to docker as
@@ -83,19 +82,20 @@ struct DockerLaunch {
     std::optional<DockerWorkspace> workspace;
     Fd profile;
 };
+
 inline constexpr int k_docker_profile_fd = 3;
-[[nodiscard]] Result<DockerLaunch> prepare_docker(const Config& config, const ExecRequest& request,
-                                                  const std::string& name);
+[[nodiscard]] Result<DockerLaunch>
+prepare_docker(const Config& config, const proto::ExecRequest& request, const std::string& name);
 
 // A container name no other call returns, in this process or another: "sion-<pid>-<n>-<8 hex>".
 [[nodiscard]] std::string docker_container_name();
 
 // Runs `request` in a container of `config.image` and waits for it, collecting stdout and stderr
 // (each cut at Limits::output with a line "[... N more bytes cut]"); request.input is its stdin.
-// - The container's exit status is passed through in ExecResult::exit, 126 and 127 too (the
+// - The container's exit status is passed through in proto::ExecResult::exit, 126 and 127 too (the
 //   program could not be run, or was not found: the init's message in stderr says which); a status
 //   above 128 is taken as a signal (128 + n, as docker reports a container killed by signal n, the
-//   memory limit's SIGKILL among them) and also set in ExecResult::signal.
+//   memory limit's SIGKILL among them) and also set in proto::ExecResult::signal.
 // - When the time limit (Limits::timeout, or the request's if shorter) runs out, the container is
 //   removed by name (`docker rm --force`; killing `docker run` would leave it running), again
 //   until `docker run` has ended, so that one still being created is caught too; the result has
@@ -111,13 +111,15 @@ inline constexpr int k_docker_profile_fd = 3;
 //   the container could not be removed (it may still run).
 // - Exit::no_perm: the engine's socket refuses this user.
 // - As capture() says: spawning and reading fail.
-[[nodiscard]] Result<ExecResult> docker_exec(const Config& config, const ExecRequest& request);
+[[nodiscard]] Result<proto::ExecResult> docker_exec(const Config& config,
+                                                    const proto::ExecRequest& request);
 
 // The same with `input` as the command's stdin instead of request.input, or std::nullopt to give it
 // this process's own stdin (`docker run -i` reads it): exec_once()'s convention, for
 // `sion-sandbox exec -- COMMAND`. Never nullopt where stdin is a pipe protocol (serve).
-[[nodiscard]] Result<ExecResult> docker_exec(const Config& config, const ExecRequest& request,
-                                             const std::optional<std::string>& input);
+[[nodiscard]] Result<proto::ExecResult> docker_exec(const Config& config,
+                                                    const proto::ExecRequest& request,
+                                                    const std::optional<std::string>& input);
 
 // The docker command's environment: what tells it which engine (PATH, HOME, DOCKER_HOST and the
 // other DOCKER_* settings, XDG_RUNTIME_DIR), and nothing of a request's.
@@ -131,7 +133,7 @@ inline constexpr int k_docker_profile_fd = 3;
 
 // The environment of `docker run` for `request`: docker_cli_env(), then the request's variables
 // that docker_run_argv() names without a value.
-[[nodiscard]] std::vector<std::string> docker_run_env(const ExecRequest& request);
+[[nodiscard]] std::vector<std::string> docker_run_env(const proto::ExecRequest& request);
 
 // `docker rm --force NAME`: kills the container if it runs and removes it; one gone already is
 // fine. Errors: Exit::unavailable (docker missing, or its message), docker_engine_ready()'s.

@@ -3,13 +3,13 @@
 // (exec), or every command of a session from an event loop in a child of its own (serve).
 #include "sandboxd/init.hpp"
 
-#include "sandboxd/exec.hpp"
-#include "sandboxd/limits.hpp"
-#include "sandboxd/netproxy.hpp"
-
 #include "lib/log.hpp"
+#include "lib/proto/sandbox_exec.hpp"
 #include "lib/rpc/uv_connection.hpp"
 #include "lib/uv_child.hpp"
+#include "sandboxd/limits.hpp"
+#include "sandboxd/netproxy.hpp"
+#include "sandboxd/output.hpp"
 
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -139,12 +139,12 @@ Status take_env(Fd fd) {
 }
 
 Json init_result(const Result<RunResult>& run, uint64_t cap) {
-    ExecResult r;
+    proto::ExecResult r;
     if (!run) {
         // Not found or not runnable: what a shell would say, and its status.
         r.exit = to_int(run.error().exit());
         r.stderr_text = std::string(program_name()) + ": " + run.error().message() + "\n";
-        return exec_result_to_json(r);
+        return proto::exec_result_to_json(r);
     }
     r.exit = run->timed_out ? to_int(Exit::timeout) : run->status;
     if (run->signal != 0)
@@ -158,7 +158,7 @@ Json init_result(const Result<RunResult>& run, uint64_t cap) {
     r.wall_ms = run->wall_ms;
     r.cpu_ms = run->cpu_ms;
     r.max_rss_kib = run->max_rss_kib;
-    return exec_result_to_json(r);
+    return proto::exec_result_to_json(r);
 }
 
 namespace {
@@ -212,7 +212,7 @@ private:
     };
 
     void exec(JsonView params, rpc::Responder respond) {
-        auto request = exec_request_from_json(params);
+        auto request = proto::exec_request_from_json(params);
         if (!request) {
             respond(rpc::Reply::fail(rpc::k_invalid_params, request.error().message()));
             return;
@@ -224,7 +224,7 @@ private:
         auto start = std::make_unique<Start>();
         start->init = this;
         start->cap = static_cast<uint64_t>(params.integer_or("output", 65536).value_or(65536));
-        start->spec.argv = request_argv(*request);
+        start->spec.argv = proto::request_argv(*request);
         start->spec.env = m_env;
         for (const auto& [name, value] : request->env)
             env_set(start->spec.env, name, value);
@@ -251,8 +251,8 @@ private:
             return;
         }
         const char* eagain = std::strerror(EAGAIN); // NOLINT(concurrency-mt-unsafe): one thread
-        bool again = run.error().exit() == Exit::os &&
-                     run.error().message().find(eagain) != std::string::npos;
+        bool again = run.error().exit() == Exit::os
+                     && run.error().message().find(eagain) != std::string::npos;
         if (again && start->tries++ < k_retries && !m_ended) {
             retry_later(std::move(start));
             return;
@@ -268,20 +268,23 @@ private:
         uv_timer_init(m_loop, &s->timer);
         s->timer.data = s;
         m_waiting.insert(s);
-        uv_timer_start(&s->timer, [](uv_timer_t* t) {
-            auto* waiting = static_cast<Start*>(t->data);
-            WarmInit* self = waiting->init;
-            self->m_waiting.erase(waiting);
-            auto again = std::make_unique<Start>();
-            again->init = self;
-            again->spec = std::move(waiting->spec);
-            again->input = std::move(waiting->input);
-            again->cap = waiting->cap;
-            again->respond = std::move(waiting->respond);
-            again->tries = waiting->tries;
-            close_start(waiting);
-            self->launch(std::move(again));
-        }, k_retry_ms, 0);
+        uv_timer_start(
+            &s->timer,
+            [](uv_timer_t* t) {
+                auto* waiting = static_cast<Start*>(t->data);
+                WarmInit* self = waiting->init;
+                self->m_waiting.erase(waiting);
+                auto again = std::make_unique<Start>();
+                again->init = self;
+                again->spec = std::move(waiting->spec);
+                again->input = std::move(waiting->input);
+                again->cap = waiting->cap;
+                again->respond = std::move(waiting->respond);
+                again->tries = waiting->tries;
+                close_start(waiting);
+                self->launch(std::move(again));
+            },
+            k_retry_ms, 0);
     }
 
     static void close_start(Start* s) {
@@ -306,11 +309,14 @@ private:
             run->kill(SIGTERM);
         uv_timer_init(m_loop, &m_grace);
         m_grace.data = this;
-        uv_timer_start(&m_grace, [](uv_timer_t* t) {
-            auto* self = static_cast<WarmInit*>(t->data);
-            for (auto& [key, run] : self->m_runs)
-                run->kill();
-        }, static_cast<uint64_t>(k_end_grace.count()), 0);
+        uv_timer_start(
+            &m_grace,
+            [](uv_timer_t* t) {
+                auto* self = static_cast<WarmInit*>(t->data);
+                for (auto& [key, run] : self->m_runs)
+                    run->kill();
+            },
+            static_cast<uint64_t>(k_end_grace.count()), 0);
         uv_unref(reinterpret_cast<uv_handle_t*>(&m_grace));
     }
 

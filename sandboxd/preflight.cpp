@@ -2,15 +2,14 @@
 // The pre-flight checks on a sandbox's configuration, with the seed's messages.
 #include "sandboxd/preflight.hpp"
 
-#include "sandboxd/bwrap.hpp"
-#include "sandboxd/cgroup.hpp"
-#include "sandboxd/server.hpp"
-
 #include "lib/child.hpp"
 #include "lib/fd.hpp"
 #include "lib/home.hpp"
 #include "lib/log.hpp"
 #include "lib/text.hpp"
+#include "sandboxd/bwrap.hpp"
+#include "sandboxd/cgroup.hpp"
+#include "sandboxd/server.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -131,8 +130,9 @@ Status check_userns(const std::string& bwrap) {
     std::string said(first_line(r.err));
     std::string own = std::string(program_name()) + ": ";
     if (said.compare(0, own.size(), own) == 0) // become's: bwrap never ran
-        return make_error(Exit::unavailable, "%s (as root, bwrap runs as uid %u, who must be able "
-                                             "to run it)",
+        return make_error(Exit::unavailable,
+                          "%s (as root, bwrap runs as uid %u, who must be able "
+                          "to run it)",
                           said.substr(own.size()).c_str(), user.uid);
     if (said.empty())
         said = r.timed_out ? "it did not end within 15 s"
@@ -142,9 +142,9 @@ Status check_userns(const std::string& bwrap) {
 }
 
 Result<std::string> run_trivial_command(const Config& config) {
-    ExecRequest request;
+    proto::ExecRequest request;
     request.argv = {"id", "-u"};
-    SION_TRY(ExecResult r, exec_one(config, request, std::string()));
+    SION_TRY(proto::ExecResult r, exec_one(config, request, std::string()));
     if (r.exit != 0 || r.timed_out) {
         std::string said(first_line(r.stderr_text));
         return make_error(Exit::unavailable, "id -u %s in the sandbox%s%s",
@@ -164,9 +164,10 @@ std::vector<std::string> bounds(const Config& config) {
     std::string processes, memory_line;
     // bwrap never runs as root (stage.hpp), so RLIMIT_NPROC binds.
     if (cgroup && !cgroup->pids_dir().empty())
-        processes = format("processes bounded: pids.max %llu in each sandbox's own cgroup beneath %s "
-                           "(cgroup v%d)",
-                           n, pids->dir.c_str(), pids->version);
+        processes =
+            format("processes bounded: pids.max %llu in each sandbox's own cgroup beneath %s "
+                   "(cgroup v%d)",
+                   n, pids->dir.c_str(), pids->version);
     else
         processes = format("processes bounded: RLIMIT_NPROC %llu for uid %u, who runs bwrap "
                            "(no cgroup: %s)",
@@ -188,11 +189,13 @@ std::string who_runs(const Config& config) {
     if (!user.staged)
         return format("commands run as uid %u, who runs sion-sandbox (10001 inside)",
                       static_cast<unsigned>(user.uid));
+
     struct stat st {};
-    std::string owner = ::stat(config.workspace.c_str(), &st) == 0
-                            ? format("%u:%u", static_cast<unsigned>(st.st_uid),
-                                     static_cast<unsigned>(st.st_gid))
-                            : std::string("its owner");
+
+    std::string owner =
+        ::stat(config.workspace.c_str(), &st) == 0
+            ? format("%u:%u", static_cast<unsigned>(st.st_uid), static_cast<unsigned>(st.st_gid))
+            : std::string("its owner");
     return format("commands run as uid %u, never root (10001 inside); the workspace is idmapped so "
                   "that what they write is %s's",
                   user.uid, owner.c_str());

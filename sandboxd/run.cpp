@@ -4,6 +4,9 @@
 // forwarder inside.
 #include "sandboxd/run.hpp"
 
+#include "lib/fd.hpp"
+#include "lib/home.hpp"
+#include "lib/text.hpp"
 #include "sandboxd/bwrap.hpp"
 #include "sandboxd/docker.hpp"
 #include "sandboxd/init.hpp"
@@ -12,15 +15,12 @@
 #include "sandboxd/netproxy.hpp"
 #include "sandboxd/warm.hpp"
 
-#include "lib/fd.hpp"
-#include "lib/home.hpp"
-#include "lib/text.hpp"
+#include <uv.h>
 
 #include <fcntl.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <uv.h>
 
 #include <array>
 #include <cerrno>
@@ -41,8 +41,8 @@ constexpr size_t k_status_max = 65536;
 
 // The sandbox's pid 1: bwrap's one child (bwrap --as-pid-1 forks once), or -1.
 pid_t sandbox_pid1(pid_t bwrap) {
-    std::string path = format("/proc/%d/task/%d/children", static_cast<int>(bwrap),
-                              static_cast<int>(bwrap));
+    std::string path =
+        format("/proc/%d/task/%d/children", static_cast<int>(bwrap), static_cast<int>(bwrap));
     Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
     if (!fd)
         return -1;
@@ -59,6 +59,7 @@ pid_t sandbox_pid1(pid_t bwrap) {
 class AttachedRun {
 public:
     AttachedRun(uv_loop_t* loop, const Config& config) : m_loop(loop), m_config(config) {}
+
     AttachedRun(const AttachedRun&) = delete;
     AttachedRun& operator=(const AttachedRun&) = delete;
     AttachedRun(AttachedRun&&) = delete;
@@ -66,7 +67,7 @@ public:
     ~AttachedRun() = default;
 
     // On error, the handles already open are closed: run the loop all the same.
-    Status start(const ExecRequest& request);
+    Status start(const proto::ExecRequest& request);
     [[nodiscard]] Result<RunOutcome> outcome();
 
     // After the loop: the proxy's directory, empty once the proxy has closed.
@@ -77,8 +78,8 @@ public:
 
 private:
     Status watch_signals();
-    Status spawn_bwrap(const ExecRequest& request);
-    Status spawn_docker(const ExecRequest& request);
+    Status spawn_bwrap(const proto::ExecRequest& request);
+    Status spawn_docker(const proto::ExecRequest& request);
     Status watch_child(std::optional<std::chrono::milliseconds> timeout);
     void end_sandbox();
     void kill_sandbox(bool again);
@@ -103,7 +104,7 @@ private:
     Fd m_exit_watch;      // a duplicate of the child's pidfd: the Child keeps its own
     SandboxProxy m_proxy; // the declared network's, with hosts
     std::string m_proxy_dir;
-    std::string m_container; // Docker: the container's name
+    std::string m_container;                           // Docker: the container's name
     std::optional<DockerWorkspace> m_docker_workspace; // Docker: what it binds, while it runs
     std::array<uv_signal_t, k_ending_signals.size()> m_signals{};
     uv_poll_t m_exit_poll{};
@@ -116,11 +117,10 @@ private:
     bool m_ending = false;
 };
 
-Status AttachedRun::start(const ExecRequest& request) {
+Status AttachedRun::start(const proto::ExecRequest& request) {
     Status st = watch_signals();
     if (st && m_received == 0)
-        st = m_config.backend == BackendKind::docker ? spawn_docker(request)
-                                                     : spawn_bwrap(request);
+        st = m_config.backend == BackendKind::docker ? spawn_docker(request) : spawn_bwrap(request);
     if (st && m_child)
         st = watch_child(request.timeout);
     if (!st || !m_child)
@@ -154,14 +154,14 @@ Status AttachedRun::watch_signals() {
     return {};
 }
 
-Status AttachedRun::spawn_bwrap(const ExecRequest& request) {
+Status AttachedRun::spawn_bwrap(const proto::ExecRequest& request) {
     SION_TRY(Pipe status, Pipe::make());
     bool forward = wants_proxy(m_config);
     if (forward) {
         SION_TRY(m_proxy, start_sandbox_proxy(m_loop, m_config, m_proxy_dir));
     }
-    SION_TRY(Launch launch, prepare_launch(m_config, request.env, status.write.get(),
-                                           m_proxy.socket));
+    SION_TRY(Launch launch,
+             prepare_launch(m_config, request.env, status.write.get(), m_proxy.socket));
     std::vector<std::string> tail =
         run_init_argv(launch.limits, forward, request.argv, launch.env_fd);
     launch.spec.argv.insert(launch.spec.argv.end(), tail.begin(), tail.end());
@@ -172,7 +172,7 @@ Status AttachedRun::spawn_bwrap(const ExecRequest& request) {
     return {}; // the write end and launch's descriptors close here: init holds them now
 }
 
-Status AttachedRun::spawn_docker(const ExecRequest& request) {
+Status AttachedRun::spawn_docker(const proto::ExecRequest& request) {
     SION_CHECK(docker_image_present(m_config.image));
     m_container = docker_container_name();
     SION_TRY(DockerLaunch launch, prepare_docker(m_config, request, m_container));
@@ -268,8 +268,8 @@ Result<RunOutcome> AttachedRun::outcome() {
     out.ended.wall_ms = m_exit->wall_ms;
     if (m_timed_out || m_ending) {
         out.ended.timed_out = m_timed_out && m_received == 0;
-        out.ended.exit = out.ended.timed_out ? to_int(Exit::timeout)
-                                             : to_int(Exit::signal_base) + SIGKILL;
+        out.ended.exit =
+            out.ended.timed_out ? to_int(Exit::timeout) : to_int(Exit::signal_base) + SIGKILL;
         out.ended.signal = SIGKILL;
         return out;
     }
@@ -294,7 +294,7 @@ Result<RunOutcome> AttachedRun::outcome() {
 
 } // namespace
 
-Result<RunOutcome> run_attached(const Config& config, const ExecRequest& request) {
+Result<RunOutcome> run_attached(const Config& config, const proto::ExecRequest& request) {
     uv_loop_t loop;
     if (int rc = uv_loop_init(&loop); rc != 0)
         return make_error(Exit::os, "cannot start the event loop: %s", uv_strerror(rc));
@@ -315,8 +315,8 @@ Result<RunOutcome> run_attached(const Config& config, const ExecRequest& request
     return std::move(*outcome);
 }
 
-ExecResult docker_run_outcome(int status) {
-    ExecResult r;
+proto::ExecResult docker_run_outcome(int status) {
+    proto::ExecResult r;
     r.exit = status;
     if (status > 128 && status <= 128 + 64)
         r.signal = status - 128;

@@ -19,12 +19,11 @@
 //   One thread; the signals are watched only while run_attached() runs.
 #pragma once
 
-#include "sandboxd/config.hpp"
-#include "sandboxd/exec.hpp"
-
 #include "lib/child.hpp"
 #include "lib/cli.hpp"
+#include "lib/proto/sandbox_exec.hpp"
 #include "lib/result.hpp"
+#include "sandboxd/config.hpp"
 
 #include <chrono>
 #include <string>
@@ -36,8 +35,8 @@ namespace sion::sandboxd {
 inline constexpr std::chrono::milliseconds k_remove_again{200};
 
 struct RunOutcome {
-    ExecResult ended; // exit (as the shell's $?: 124 out of time, 128+n), signal, timed_out
-    int received = 0; // SIGTERM, SIGINT or SIGHUP that ended the run, else 0
+    proto::ExecResult ended; // exit (as the shell's $?: 124 out of time, 128+n), signal, timed_out
+    int received = 0;        // SIGTERM, SIGINT or SIGHUP that ended the run, else 0
 };
 
 // Runs request.argv (request.env added to the sandbox's environment; request.input and
@@ -45,10 +44,11 @@ struct RunOutcome {
 // cannot be made (Exit::unavailable: bwrap ended without running init, docker or the image
 // missing), prepare_launch()'s, spawning's, Exit::os. A command that cannot be found or run is an
 // outcome (127, 126), not an error; so is docker's own failure (125, its message on stderr).
-[[nodiscard]] Result<RunOutcome> run_attached(const Config& config, const ExecRequest& request);
+[[nodiscard]] Result<RunOutcome> run_attached(const Config& config,
+                                              const proto::ExecRequest& request);
 
 // How docker run's status reads: the container's status, 128+n as killed by signal n.
-[[nodiscard]] ExecResult docker_run_outcome(int status);
+[[nodiscard]] proto::ExecResult docker_run_outcome(int status);
 
 // (NAME, value) for each of `names` set in this process's environment; unset ones are left out.
 // Exit::usage for a name that is empty or holds '=':
@@ -68,9 +68,11 @@ public:
 
     ScratchWorkspace(const ScratchWorkspace&) = delete;
     ScratchWorkspace& operator=(const ScratchWorkspace&) = delete;
+
     ScratchWorkspace(ScratchWorkspace&& other) noexcept : m_path(std::move(other.m_path)) {
         other.m_path.clear();
     }
+
     ScratchWorkspace& operator=(ScratchWorkspace&&) = delete;
     ~ScratchWorkspace();
 
@@ -78,6 +80,7 @@ public:
 
 private:
     explicit ScratchWorkspace(std::string path) : m_path(std::move(path)) {}
+
     std::string m_path;
 };
 

@@ -3,13 +3,12 @@
 // bubblewrap sandbox, or in a container of its own with Docker.
 #include "sandboxd/server.hpp"
 
+#include "lib/log.hpp"
+#include "lib/proto/sandbox_exec.hpp"
+#include "lib/rpc/uv_connection.hpp"
 #include "sandboxd/bwrap.hpp"
 #include "sandboxd/docker.hpp"
-#include "sandboxd/exec.hpp"
 #include "sandboxd/warm.hpp"
-
-#include "lib/log.hpp"
-#include "lib/rpc/uv_connection.hpp"
 
 #include <unistd.h>
 
@@ -30,12 +29,12 @@ using rpc::Responder;
 struct DockerJob {
     uv_work_t req{};
     const Config* config;
-    ExecRequest request;
-    std::optional<Result<ExecResult>> result;
+    proto::ExecRequest request;
+    std::optional<Result<proto::ExecResult>> result;
     std::function<void(Reply)> done;
 };
 
-void run_in_docker(uv_loop_t* loop, const Config& config, ExecRequest request,
+void run_in_docker(uv_loop_t* loop, const Config& config, proto::ExecRequest request,
                    std::function<void(Reply)> done) {
     auto* job = new DockerJob{{}, &config, std::move(request), std::nullopt, std::move(done)};
     job->req.data = job;
@@ -51,7 +50,7 @@ void run_in_docker(uv_loop_t* loop, const Config& config, ExecRequest request,
                 j->done(Reply::fail(rpc::k_internal_error,
                                     j->result ? j->result->error().message() : "cancelled"));
             else
-                j->done(Reply::ok(exec_result_to_json(j->result->value())));
+                j->done(Reply::ok(proto::exec_result_to_json(j->result->value())));
         });
     if (rc != 0) {
         std::unique_ptr<DockerJob> j(job);
@@ -63,10 +62,12 @@ void run_in_docker(uv_loop_t* loop, const Config& config, ExecRequest request,
 class Session {
 public:
     Session(uv_loop_t* loop, const Config& config) : m_loop(loop), m_config(config) {}
+
     Session(const Session&) = delete;
     Session& operator=(const Session&) = delete;
     Session(Session&&) = delete;
     Session& operator=(Session&&) = delete;
+
     ~Session() { close_term(); }
 
     Status start();
@@ -146,7 +147,7 @@ void Session::exec(const Message& m, const Responder& respond) {
         respond(Reply::fail(rpc::k_invalid_request, "the session is closing: no more commands"));
         return;
     }
-    auto request = exec_request_from_json(m.params);
+    auto request = proto::exec_request_from_json(m.params);
     if (!request) {
         respond(Reply::fail(rpc::k_invalid_params, "invalid params: " + request.error().message()));
         return;
@@ -188,9 +189,10 @@ void Session::watch_term() {
     m_term = new uv_signal_t{};
     uv_signal_init(m_loop, m_term);
     m_term->data = this;
-    uv_signal_start(m_term, [](uv_signal_t* h, int signal) {
-        static_cast<Session*>(h->data)->terminated(signal);
-    }, SIGTERM);
+    uv_signal_start(
+        m_term,
+        [](uv_signal_t* h, int signal) { static_cast<Session*>(h->data)->terminated(signal); },
+        SIGTERM);
     uv_unref(reinterpret_cast<uv_handle_t*>(m_term));
 }
 
@@ -269,11 +271,11 @@ Result<int> serve(const Config& config) {
 namespace {
 
 // One command in a warm sandbox of its own, on a loop of its own.
-Result<ExecResult> exec_warm(const Config& config, ExecRequest request) {
+Result<proto::ExecResult> exec_warm(const Config& config, proto::ExecRequest request) {
     uv_loop_t loop;
     if (int rc = uv_loop_init(&loop); rc != 0)
         return make_error(Exit::os, "cannot start the event loop: %s", uv_strerror(rc));
-    std::optional<Result<ExecResult>> outcome;
+    std::optional<Result<proto::ExecResult>> outcome;
     {
         std::unique_ptr<WarmSandbox> warm;
         WarmSandbox::Events events;
@@ -282,7 +284,7 @@ Result<ExecResult> exec_warm(const Config& config, ExecRequest request) {
                 if (reply.code != 0)
                     outcome.emplace(Error(Exit::software, reply.message));
                 else
-                    outcome.emplace(exec_result_from_json(reply.result));
+                    outcome.emplace(proto::exec_result_from_json(reply.result));
                 warm->stop();
             });
         };
@@ -308,9 +310,9 @@ Result<ExecResult> exec_warm(const Config& config, ExecRequest request) {
 
 } // namespace
 
-Result<ExecResult> exec_one(const Config& config, const ExecRequest& request,
-                            const std::optional<std::string>& input) {
-    ExecRequest r = request;
+Result<proto::ExecResult> exec_one(const Config& config, const proto::ExecRequest& request,
+                                   const std::optional<std::string>& input) {
+    proto::ExecRequest r = request;
     r.input = input.value_or("");
     auto limit = std::chrono::duration_cast<std::chrono::milliseconds>(config.limits.timeout);
     r.timeout = std::min(r.timeout.value_or(limit), limit);

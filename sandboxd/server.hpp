@@ -15,10 +15,9 @@
 // ended on its own; 74 when stdout failed; 143 after SIGTERM.
 #pragma once
 
-#include "sandboxd/config.hpp"
-#include "sandboxd/exec.hpp"
-
+#include "lib/proto/sandbox_exec.hpp"
 #include "lib/result.hpp"
+#include "sandboxd/config.hpp"
 
 #include <optional>
 #include <string>
@@ -31,7 +30,8 @@ namespace sion::sandboxd {
 // warm sandbox made for it alone when the declared network has hosts (its proxy needs a loop on
 // both sides), or in a container (docker_exec). `input` is the command's stdin; nullopt passes
 // this process's with bubblewrap, and gives /dev/null otherwise.
-[[nodiscard]] Result<ExecResult> exec_one(const Config& config, const ExecRequest& request,
-                                          const std::optional<std::string>& input);
+[[nodiscard]] Result<proto::ExecResult> exec_one(const Config& config,
+                                                 const proto::ExecRequest& request,
+                                                 const std::optional<std::string>& input);
 
 } // namespace sion::sandboxd

@@ -3,13 +3,12 @@
 // proxy.
 #include "sandboxd/warm.hpp"
 
+#include "lib/rpc/uv_connection.hpp"
 #include "sandboxd/bwrap.hpp"
 #include "sandboxd/host_pattern.hpp"
 #include "sandboxd/limits.hpp"
 #include "sandboxd/mounts.hpp"
 #include "sandboxd/netproxy.hpp"
-
-#include "lib/rpc/uv_connection.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -30,7 +29,8 @@ namespace {
 Result<std::string> private_dir() {
     // NOLINTNEXTLINE(concurrency-mt-unsafe): read before any thread runs
     const char* tmp = std::getenv("TMPDIR");
-    std::string path = std::string(tmp != nullptr && *tmp == '/' ? tmp : "/tmp") + "/sion-sandbox.XXXXXX";
+    std::string path =
+        std::string(tmp != nullptr && *tmp == '/' ? tmp : "/tmp") + "/sion-sandbox.XXXXXX";
     if (::mkdtemp(path.data()) == nullptr)
         return sys_error(Exit::os, errno, "cannot make a directory for the proxy in '%s'",
                          tmp != nullptr ? tmp : "/tmp");
@@ -71,10 +71,12 @@ struct WarmSandbox::Impl {
     bool stopped = false;
 
     Impl(uv_loop_t* l, const Config& c, Events e) : loop(l), config(c), events(std::move(e)) {}
+
     Impl(const Impl&) = delete;
     Impl& operator=(const Impl&) = delete;
     Impl(Impl&&) = delete;
     Impl& operator=(Impl&&) = delete;
+
     ~Impl() { close_exit_poll(); }
 
     void close_exit_poll() {
@@ -87,6 +89,7 @@ struct WarmSandbox::Impl {
     }
 
     [[nodiscard]] uint64_t oom_kills() const { return cgroup ? cgroup->oom_kills() : 0; }
+
     Result<std::string> start_proxy();
     Status spawn(Launch launch);
     void watch_exit();
@@ -184,34 +187,34 @@ WarmSandbox::~WarmSandbox() {
         ::rmdir(m_impl->proxy_dir.c_str()); // empty once the proxy closed its socket
 }
 
-void WarmSandbox::exec(const ExecRequest& request, std::function<void(rpc::Reply)> done) {
-    Json params = exec_request_to_json(request);
+void WarmSandbox::exec(const proto::ExecRequest& request, std::function<void(rpc::Reply)> done) {
+    Json params = proto::exec_request_to_json(request);
     params.set("output", static_cast<int64_t>(m_impl->config.limits.output));
     // A command ran out of memory when the kernel killed a process of the sandbox for it while the
     // command ran: the cgroup's count of OOM kills grew (with commands side by side, each is told
     // so: the sandbox's memory is theirs together).
     Impl* w = m_impl.get();
     uint64_t kills = w->oom_kills();
-    w->init->call("init/exec", params,
-                  [w, kills, done = std::move(done)](Result<rpc::Message> answer) {
-        if (!answer) {
-            done(rpc::Reply::fail(rpc::k_internal_error,
-                                  "the sandbox ended: " + answer.error().message()));
-            return;
-        }
-        if (answer->kind == rpc::Kind::error) {
-            done(rpc::Reply::fail(answer->error_code, std::string(answer->error_message)));
-            return;
-        }
-        if (w->oom_kills() > kills) {
-            if (auto r = exec_result_from_json(answer->result)) {
-                r->out_of_memory = true;
-                done(rpc::Reply::ok(exec_result_to_json(*r)));
+    w->init->call(
+        "init/exec", params, [w, kills, done = std::move(done)](Result<rpc::Message> answer) {
+            if (!answer) {
+                done(rpc::Reply::fail(rpc::k_internal_error,
+                                      "the sandbox ended: " + answer.error().message()));
                 return;
             }
-        }
-        done(rpc::Reply::ok(Json::copy_of(answer->result)));
-    });
+            if (answer->kind == rpc::Kind::error) {
+                done(rpc::Reply::fail(answer->error_code, std::string(answer->error_message)));
+                return;
+            }
+            if (w->oom_kills() > kills) {
+                if (auto r = proto::exec_result_from_json(answer->result)) {
+                    r->out_of_memory = true;
+                    done(rpc::Reply::ok(proto::exec_result_to_json(*r)));
+                    return;
+                }
+            }
+            done(rpc::Reply::ok(Json::copy_of(answer->result)));
+        });
 }
 
 void WarmSandbox::end_commands() {

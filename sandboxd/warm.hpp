@@ -9,12 +9,11 @@
 // destroyed; destroying it earlier kills bwrap all the same.
 #pragma once
 
-#include "sandboxd/config.hpp"
-#include "sandboxd/exec.hpp"
-#include "sandboxd/netproxy.hpp"
-
+#include "lib/proto/sandbox_exec.hpp"
 #include "lib/result.hpp"
 #include "lib/rpc/connection.hpp"
+#include "sandboxd/config.hpp"
+#include "sandboxd/netproxy.hpp"
 
 #include <uv.h>
 
@@ -37,21 +36,21 @@ struct SandboxProxy {
     std::unique_ptr<Proxy> proxy;
     std::string socket;
 };
+
 [[nodiscard]] Result<SandboxProxy> start_sandbox_proxy(uv_loop_t* loop, const Config& config,
                                                        std::string& dir);
 
 class WarmSandbox {
 public:
     struct Events {
-        std::function<void()> ready;          // init answers: commands may be sent
-        std::function<void(Error)> ended;     // the sandbox ended before stop(): why
+        std::function<void()> ready;      // init answers: commands may be sent
+        std::function<void(Error)> ended; // the sandbox ended before stop(): why
     };
 
     // Starts bwrap; `events.ready` comes once init listens. Errors: those of prepare_launch() and
     // spawning, and of the proxy (Exit::os).
-    [[nodiscard]] static Result<std::unique_ptr<WarmSandbox>> start(uv_loop_t* loop,
-                                                                     const Config& config,
-                                                                     Events events);
+    [[nodiscard]] static Result<std::unique_ptr<WarmSandbox>>
+    start(uv_loop_t* loop, const Config& config, Events events);
 
     WarmSandbox(const WarmSandbox&) = delete;
     WarmSandbox& operator=(const WarmSandbox&) = delete;
@@ -61,7 +60,7 @@ public:
 
     // Runs `request` (its timeout already within the session's) with the session's output cap;
     // `done` gets the result object, or the error to answer with.
-    void exec(const ExecRequest& request, std::function<void(rpc::Reply)> done);
+    void exec(const proto::ExecRequest& request, std::function<void(rpc::Reply)> done);
 
     // Ends the sandbox: requests still waiting are failed, bwrap is killed (and with it whatever
     // runs inside), the proxy closes. `ended` is not called after it.

@@ -34,8 +34,8 @@ std::vector<std::string> sandbox_environment() {
                      "DOCKER_HOST", "DOCKER_CONTEXT", "DOCKER_CONFIG", "XDG_RUNTIME_DIR"});
 }
 
-Result<std::unique_ptr<SandboxClient>>
-SandboxClient::start(const std::vector<std::string>& options, SandboxLock* lock) {
+Result<std::unique_ptr<SandboxClient>> SandboxClient::start(const std::vector<std::string>& options,
+                                                            SandboxLock* lock) {
     SION_TRY(std::string program, find_program("sion-sandbox"));
     ChildSpec spec;
     spec.argv = {program, "serve"};
@@ -108,7 +108,7 @@ Error SandboxClient::gone(const Error& why) {
     return Error(Exit::unavailable, "sion-sandbox: " + why.message());
 }
 
-Result<sandboxd::ExecResult>
+Result<proto::ExecResult>
 SandboxClient::exec(const std::string& command, std::optional<double> timeout_seconds,
                     const std::vector<std::pair<std::string, std::string>>& env) {
     if (m_dead)
@@ -130,7 +130,7 @@ SandboxClient::exec(const std::string& command, std::optional<double> timeout_se
         return make_error(Exit::data, "the sandbox refused the command: %.*s",
                           static_cast<int>(answer->error_message.size()),
                           answer->error_message.data());
-    return sandboxd::exec_result_from_json(answer->result);
+    return proto::exec_result_from_json(answer->result);
 }
 
 } // namespace sion::session

@@ -3,12 +3,12 @@
 // run each command (sandbox/exec) and closed at the end (sandbox/close).
 #pragma once
 
-#include "session/sandbox_lock.hpp"
 #include "lib/child.hpp"
 #include "lib/fd.hpp"
+#include "lib/proto/sandbox_exec.hpp"
 #include "lib/result.hpp"
 #include "lib/rpc/connection.hpp"
-#include "sandboxd/exec.hpp"
+#include "session/sandbox_lock.hpp"
 
 #include <memory>
 #include <optional>
@@ -39,7 +39,7 @@ public:
 
     // Runs `command` with /bin/sh -c in /workspace, `env` added to the sandbox's environment.
     // Exit::unavailable when the sandbox is gone.
-    [[nodiscard]] Result<sandboxd::ExecResult>
+    [[nodiscard]] Result<proto::ExecResult>
     exec(const std::string& command, std::optional<double> timeout_seconds,
          const std::vector<std::pair<std::string, std::string>>& env = {});
 

@@ -3,8 +3,8 @@
 #include "session/settings.hpp"
 
 #include "lib/models/model.hpp"
+#include "lib/proto/mcp_names.hpp"
 #include "lib/text.hpp"
-#include "mcpd/review.hpp"
 #include "sandboxd/config.hpp"
 #include "sandboxd/preflight.hpp"
 
@@ -113,7 +113,7 @@ Result<Json> settings_from_flags(const Args& args, JsonView base) {
     if (args.has("mcp")) {
         std::vector<std::string> servers;
         for (const auto& name : args.values("mcp")) {
-            SION_CHECK(mcpd::check_server_name(name));
+            SION_CHECK(proto::check_server_name(name));
             if (std::find(servers.begin(), servers.end(), name) == servers.end())
                 servers.push_back(name);
         }
@@ -142,7 +142,7 @@ Result<RunSettings> resolve_settings(JsonView settings, const Profile& profile,
     }
     SION_TRY(rs.mcp, string_list(settings, "mcp"));
     for (const auto& name : rs.mcp)
-        SION_CHECK(mcpd::check_server_name(name));
+        SION_CHECK(proto::check_server_name(name));
     rs.shell = settings.get("shell").exists();
     bool has_workspace = settings.get("workspace").exists();
     for (const char* key : {"sandbox_network", "sandbox_read", "sandbox_timeout", "sandbox_memory"})

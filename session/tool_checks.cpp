@@ -4,9 +4,9 @@
 // lib/code/checks chooses the command and reads what it printed. Problems found and tests failed
 // are answers, not a broken tool; finding nothing to run is a failed call, saying what was looked
 // for.
-#include "session/tools.hpp"
 #include "lib/code/checks.hpp"
 #include "lib/text.hpp"
+#include "session/tools.hpp"
 
 namespace sion::session {
 
@@ -107,7 +107,7 @@ public:
 private:
     const char* name() const { return m_tests ? "run_tests" : "diagnostics"; }
 
-    static Result<sandboxd::ExecResult>
+    static Result<proto::ExecResult>
     exec(ToolContext& context, const std::string& command, std::optional<double> timeout,
          const std::vector<std::pair<std::string, std::string>>& env) {
         auto done = context.sandbox->exec(command, timeout, env);

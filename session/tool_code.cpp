@@ -3,13 +3,13 @@
 // runs with Python 3 in a sandbox of its own (no workspace, no network); each call comes back over
 // a Unix socket bound into that sandbox (sion-sandbox --channel) and is made by the session as the
 // model's calls are. Only what the program prints comes back to the model.
-#include "session/tools.hpp"
 #include "lib/child.hpp"
 #include "lib/programs.hpp"
+#include "lib/proto/sandbox_exec.hpp"
 #include "lib/rpc/line_reader.hpp"
 #include "lib/rpc/message.hpp"
 #include "lib/text.hpp"
-#include "sandboxd/exec.hpp"
+#include "session/tools.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -338,8 +338,8 @@ public:
         Run run(std::move(child), std::move(listener), std::string(*code), context.call_from_code);
         SION_TRY(std::string printed, run.serve());
         auto result = Json::parse(printed);
-        auto r = result ? sandboxd::exec_result_from_json(*result)
-                        : Result<sandboxd::ExecResult>(result.error());
+        auto r = result ? proto::exec_result_from_json(*result)
+                        : Result<proto::ExecResult>(result.error());
         if (!r) {
             auto said = read_all(errors.get(), 4096);
             std::string why = said && !said->empty() ? *said : r.error().message();
@@ -351,7 +351,7 @@ public:
     }
 
 private:
-    static ToolResult answer(const sandboxd::ExecResult& r) {
+    static ToolResult answer(const proto::ExecResult& r) {
         std::string text = r.stdout_text;
         bool failed = r.timed_out || r.exit != 0;
         if (r.timed_out)
@@ -368,7 +368,7 @@ private:
         if (text.empty())
             text = "the program printed nothing";
         cut_chars(text, k_max_output_chars);
-        return {std::move(text), failed, false, sandboxd::exec_result_to_json(r)};
+        return {std::move(text), failed, false, proto::exec_result_to_json(r)};
     }
 
     std::vector<std::string> m_sandbox;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // shell: a command run with /bin/sh in the session's sandbox. A command that fails is an answer,
 // not a broken tool: its exit status leads what the model is shown.
-#include "session/tools.hpp"
 #include "lib/text.hpp"
+#include "session/tools.hpp"
 
 #include <string.h>
 
@@ -59,7 +59,7 @@ public:
                               true,
                               false,
                               {}};
-        const sandboxd::ExecResult& r = *done;
+        const proto::ExecResult& r = *done;
         std::string text;
         if (r.timed_out)
             text = format("timed out after %.3g s: the command was killed",
@@ -75,7 +75,7 @@ public:
             text = format("exit status %d", r.exit);
         add_block(text, "stdout", r.stdout_text);
         add_block(text, "stderr", r.stderr_text);
-        return ToolResult{std::move(text), false, m_external, sandboxd::exec_result_to_json(r)};
+        return ToolResult{std::move(text), false, m_external, proto::exec_result_to_json(r)};
     }
 
 private:

@@ -1,15 +1,14 @@
 // SPDX-License-Identifier: MIT
 // sion-mcp resources and prompts: what a server offers besides tools, shown to you.
 #include "cmd/sion-mcp/commands.hpp"
-
+#include "lib/home.hpp"
+#include "lib/log.hpp"
+#include "lib/proto/mcp_names.hpp"
+#include "lib/state.hpp"
 #include "mcpd/authorize.hpp"
 #include "mcpd/oneshot.hpp"
 #include "mcpd/render.hpp"
 #include "mcpd/review.hpp"
-
-#include "lib/home.hpp"
-#include "lib/log.hpp"
-#include "lib/state.hpp"
 
 #include <cstdio>
 
@@ -20,17 +19,17 @@ namespace {
 mcpd::ShelfEntry entry_or_die(const Args& args, const char* usage) {
     if (args.operands().size() != 1)
         die(usage_error(std::string("give a server's name: ") + usage));
-    or_die(mcpd::check_server_name(args.operands()[0]));
+    or_die(proto::check_server_name(args.operands()[0]));
     Db db = or_die(open_state(or_die(prepare_home())));
     return or_die(mcpd::Shelf(db).get(args.operands()[0]));
 }
 
 // "  name: description" parts of a listed item, on one line.
 std::string item_line(JsonView item, std::string_view address_key) {
-    std::string line = mcpd::one_line(item.string_or(address_key, "").value_or(""));
-    std::string name = mcpd::one_line(item.string_or("name", "").value_or(""));
-    std::string description = mcpd::one_line(item.string_or("description", "").value_or(""));
-    std::string mime = mcpd::one_line(item.string_or("mimeType", "").value_or(""));
+    std::string line = one_line(item.string_or(address_key, "").value_or(""));
+    std::string name = one_line(item.string_or("name", "").value_or(""));
+    std::string description = one_line(item.string_or("description", "").value_or(""));
+    std::string mime = one_line(item.string_or("mimeType", "").value_or(""));
     if (!name.empty())
         line += line.empty() ? name : "  " + name;
     if (!description.empty())
@@ -70,33 +69,34 @@ int resources_command(int argc, const char* const* argv) {
         return 0;
     }
     std::vector<std::string> words;
-    Json both = served_or_die(mcpd::with_server(
-        e.name, e.config, e.protocol,
-        [](mcpd::Client& client, const mcpd::Connected& connected, mcpd::Done done) {
-            if (!connected.capabilities.get("resources").exists()) {
-                done(Json::object());
-                return;
-            }
-            auto out = std::make_shared<Json>(Json::object());
-            client.list_all("resources/list", "resources",
-                            [&client, out, done](Result<Json> resources) {
-                                if (!resources) {
-                                    done(std::move(resources).error());
-                                    return;
-                                }
-                                out->set("resources", std::move(*resources));
-                                client.list_all("resources/templates/list", "resourceTemplates",
-                                                [out, done](Result<Json> templates) {
-                                                    // Templates are optional: a server may not
-                                                    // know the method.
-                                                    if (templates)
-                                                        out->set("templates",
-                                                                 std::move(*templates));
-                                                    done(std::move(*out));
-                                                });
-                            });
-        },
-        nullptr, mcpd::Person{}, &words), e.name, e.config, words, true);
+    Json both = served_or_die(
+        mcpd::with_server(
+            e.name, e.config, e.protocol,
+            [](mcpd::Client& client, const mcpd::Connected& connected, mcpd::Done done) {
+                if (!connected.capabilities.get("resources").exists()) {
+                    done(Json::object());
+                    return;
+                }
+                auto out = std::make_shared<Json>(Json::object());
+                client.list_all(
+                    "resources/list", "resources", [&client, out, done](Result<Json> resources) {
+                        if (!resources) {
+                            done(std::move(resources).error());
+                            return;
+                        }
+                        out->set("resources", std::move(*resources));
+                        client.list_all("resources/templates/list", "resourceTemplates",
+                                        [out, done](Result<Json> templates) {
+                                            // Templates are optional: a server may not
+                                            // know the method.
+                                            if (templates)
+                                                out->set("templates", std::move(*templates));
+                                            done(std::move(*out));
+                                        });
+                    });
+            },
+            nullptr, mcpd::Person{}, &words),
+        e.name, e.config, words, true);
     for (JsonView r : both.get("resources"))
         std::printf("%s\n", item_line(r, "uri").c_str());
     for (JsonView t : both.get("templates"))
@@ -105,29 +105,33 @@ int resources_command(int argc, const char* const* argv) {
 }
 
 int prompts_command(int argc, const char* const* argv) {
-    const CommandSpec spec{"sion-mcp prompts", "sion-mcp prompts NAME",
-                           "List the prompts the server offers, with their arguments.", {}};
+    const CommandSpec spec{"sion-mcp prompts",
+                           "sion-mcp prompts NAME",
+                           "List the prompts the server offers, with their arguments.",
+                           {}};
     Args args = parse_args_or_exit(spec, argc, argv);
     mcpd::ShelfEntry e = entry_or_die(args, spec.usage);
     std::vector<std::string> words;
-    Json prompts = served_or_die(mcpd::with_server(
-        e.name, e.config, e.protocol,
-        [](mcpd::Client& client, const mcpd::Connected& connected, mcpd::Done done) {
-            if (!connected.capabilities.get("prompts").exists()) {
-                done(Json::array());
-                return;
-            }
-            client.list_all("prompts/list", "prompts", std::move(done));
-        },
-        nullptr, mcpd::Person{}, &words), e.name, e.config, words, true);
+    Json prompts = served_or_die(
+        mcpd::with_server(
+            e.name, e.config, e.protocol,
+            [](mcpd::Client& client, const mcpd::Connected& connected, mcpd::Done done) {
+                if (!connected.capabilities.get("prompts").exists()) {
+                    done(Json::array());
+                    return;
+                }
+                client.list_all("prompts/list", "prompts", std::move(done));
+            },
+            nullptr, mcpd::Person{}, &words),
+        e.name, e.config, words, true);
     for (JsonView p : prompts.view()) {
         std::printf("%s\n", item_line(p, "").c_str());
         for (JsonView a : p.get("arguments")) {
             bool required = a.boolean_or("required", false).value_or(false);
-            std::string line = "  " + mcpd::one_line(a.string_or("name", "").value_or(""));
+            std::string line = "  " + one_line(a.string_or("name", "").value_or(""));
             if (required)
                 line += " (required)";
-            std::string d = mcpd::one_line(a.string_or("description", "").value_or(""));
+            std::string d = one_line(a.string_or("description", "").value_or(""));
             if (!d.empty())
                 line += ": " + d;
             std::printf("%s\n", line.c_str());

@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: MIT
 // sion-mcp serve: the bridge between a session and its servers (mcpd/bridge.hpp).
 #include "cmd/sion-mcp/commands.hpp"
-
-#include "mcpd/bridge.hpp"
-
 #include "lib/home.hpp"
 #include "lib/log.hpp"
+#include "lib/proto/mcp_names.hpp"
 #include "lib/state.hpp"
+#include "mcpd/bridge.hpp"
 
 namespace sion::mcp_cmd {
 
@@ -18,13 +17,14 @@ int serve_command(int argc, const char* const* argv) {
         "standard input and output (sion-run starts this once per session).",
         {
             {"ask", 0, nullptr, "a person can be asked: servers may elicit input"},
-            {"sampling-model", 0, "M", "writes completions for servers whose sampling names no model"},
+            {"sampling-model", 0, "M",
+             "writes completions for servers whose sampling names no model"},
         },
     };
     Args args = parse_args_or_exit(spec, argc, argv);
     std::vector<std::string> names = args.operands();
     for (const std::string& name : names)
-        or_die(mcpd::check_server_name(name));
+        or_die(proto::check_server_name(name));
     std::vector<mcpd::BridgedServer> servers;
     {
         Db db = or_die(open_state(or_die(prepare_home())));

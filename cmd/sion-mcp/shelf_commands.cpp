@@ -1,21 +1,19 @@
 // SPDX-License-Identifier: MIT
 // sion-mcp add, list, review, remove, give, drop and sampling: the shelf of servers and their pins.
 #include "cmd/sion-mcp/commands.hpp"
-
+#include "lib/agents.hpp"
+#include "lib/home.hpp"
+#include "lib/log.hpp"
+#include "lib/models/model.hpp"
+#include "lib/proto/mcp_names.hpp"
+#include "lib/state.hpp"
+#include "lib/text.hpp"
 #include "mcpd/authorize.hpp"
-
 #include "mcpd/oneshot.hpp"
 #include "mcpd/review.hpp"
 #include "mcpd/shelf.hpp"
 #include "mcpd/transport_http.hpp"
 #include "sandboxd/config.hpp"
-
-#include "lib/agents.hpp"
-#include "lib/home.hpp"
-#include "lib/log.hpp"
-#include "lib/models/model.hpp"
-#include "lib/state.hpp"
-#include "lib/text.hpp"
 
 #include <sys/stat.h>
 
@@ -30,7 +28,7 @@ namespace {
 const char* name_operand(const Args& args, const char* usage) {
     if (args.operands().empty())
         die(usage_error(std::string("give a server's name: ") + usage));
-    or_die(mcpd::check_server_name(args.operands()[0]));
+    or_die(proto::check_server_name(args.operands()[0]));
     return args.operands()[0].c_str();
 }
 
@@ -45,30 +43,32 @@ Looked look(std::string_view name, const mcpd::ServerConfig& config, const std::
             const mcpd::Person& person, bool on_shelf) {
     Looked looked;
     std::vector<std::string> words;
-    Json tools = served_or_die(
-        mcpd::with_server(
-            name, config, try_first,
-            [](mcpd::Client& client, const mcpd::Connected&, mcpd::Done done) {
-                client.list_all("tools/list", "tools", std::move(done));
-            },
-            &looked.connected, person, &words),
-        name, config, words, on_shelf);
+    Json tools =
+        served_or_die(mcpd::with_server(
+                          name, config, try_first,
+                          [](mcpd::Client& client, const mcpd::Connected&, mcpd::Done done) {
+                              client.list_all("tools/list", "tools", std::move(done));
+                          },
+                          &looked.connected, person, &words),
+                      name, config, words, on_shelf);
     looked.tools = mcpd::tool_defs(tools, config.effects, name, config.local);
     return looked;
 }
 
 // "MCP server notes (notes 1.0, protocol 2026-07-28)"
 std::string heading(std::string_view name, const mcpd::Connected& c) {
-    std::string who = mcpd::one_line(c.server_name);
+    std::string who = one_line(c.server_name);
     if (!c.server_version.empty())
-        who += " " + mcpd::one_line(c.server_version);
+        who += " " + one_line(c.server_version);
     return "MCP server " + std::string(name) + " (" + who + ", protocol " + c.protocol + ")";
 }
 
 // --dir and --sandbox-read: absolute, existing directories outside $SION_HOME.
 std::string directory(const std::string& given, const std::string& home, const char* what) {
     std::string path = or_die(resolve_path(given));
+
     struct stat st {};
+
     if (::stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
         die(make_error(Exit::no_input, "%s '%s' is not a directory", what, given.c_str()));
     if (or_die(paths_overlap(path, home)))
@@ -81,7 +81,9 @@ std::string directory(const std::string& given, const std::string& home, const c
 std::string kept_word(const std::string& word) {
     if (word.empty() || word[0] == '-' || word[0] == '/')
         return word;
+
     struct stat st {};
+
     if (::stat(word.c_str(), &st) != 0)
         return word;
     auto path = resolve_path(word);
@@ -147,11 +149,11 @@ mcpd::ServerConfig http_config_from(const Args& args) {
     mcpd::ServerConfig c;
     c.url = *args.value("url");
     if (mcpd::url_origin(c.url).empty())
-        die(usage_error("--url takes an http or https URL, not '" + mcpd::one_line(c.url) + "'"));
+        die(usage_error("--url takes an http or https URL, not '" + one_line(c.url) + "'"));
     if (args.operands().size() > 1)
         die(usage_error("give either --url or a command, not both"));
-    for (const char* local : {"dir", "env", "sandbox", "sandbox-network", "sandbox-read",
-                              "sandbox-memory"})
+    for (const char* local :
+         {"dir", "env", "sandbox", "sandbox-network", "sandbox-read", "sandbox-memory"})
         if (args.has(local))
             die(usage_error(std::string("--") + local
                             + " does not go with --url: a server over HTTP runs elsewhere"));
@@ -167,9 +169,9 @@ mcpd::ServerConfig config_from(const Args& args, const std::string& home) {
         effects_and_timeout(args, c);
         return c;
     }
-    for (const char* remote : {"header", "no-browser", "issuer", "client-id", "client-secret-env",
-                               "client-metadata-url", "callback-port", "scope",
-                               "client-credentials", "workload-token-file"})
+    for (const char* remote :
+         {"header", "no-browser", "issuer", "client-id", "client-secret-env", "client-metadata-url",
+          "callback-port", "scope", "client-credentials", "workload-token-file"})
         if (args.has(remote))
             die(usage_error(std::string("--") + remote + " goes with --url"));
     mcpd::ServerConfig c;
@@ -201,7 +203,8 @@ mcpd::ServerConfig config_from(const Args& args, const std::string& home) {
         c.network = args.value("sandbox-network").value_or("");
     } else if (args.has("sandbox-network") || args.has("sandbox-read")
                || args.has("sandbox-memory")) {
-        die(usage_error("--sandbox-network, --sandbox-read and --sandbox-memory go with --sandbox"));
+        die(usage_error(
+            "--sandbox-network, --sandbox-read and --sandbox-memory go with --sandbox"));
     }
     effects_and_timeout(args, c);
     c.shown = command;
@@ -244,7 +247,8 @@ std::vector<OptionSpec> add_options() {
          "a header of every request to the URL; ${VAR} is VAR's value where it runs (repeatable)"},
         {"dir", 0, "DIR", "where the server works (in a sandbox: /workspace)"},
         {"env", 0, "NAME", "a variable of yours the server is given (repeatable)"},
-        {"sandbox", 0, "BACKEND", "bwrap or docker:IMAGE@sha256:DIGEST: run it in the shell's sandbox"},
+        {"sandbox", 0, "BACKEND",
+         "bwrap or docker:IMAGE@sha256:DIGEST: run it in the shell's sandbox"},
         {"sandbox-network", 0, "NETWORK", "the sandbox's network (none)"},
         {"sandbox-read", 0, "DIR", "a directory the sandbox shows read-only (repeatable)"},
         {"sandbox-memory", 0, "SIZE", "the sandbox's memory, as 512M or 8G (4G)"},
@@ -304,7 +308,8 @@ int add_command(int argc, const char* const* argv) {
 }
 
 int list_command(int argc, const char* const* argv) {
-    const CommandSpec spec{"sion-mcp list", "sion-mcp list",
+    const CommandSpec spec{"sion-mcp list",
+                           "sion-mcp list",
                            "Show the servers on the shelf, how each runs, and its pinned tools.",
                            {}};
     Args args = parse_args_or_exit(spec, argc, argv);
@@ -317,7 +322,8 @@ int list_command(int argc, const char* const* argv) {
             std::printf("\n");
         first = false;
         std::printf("%s: %s%s\n", e.name.c_str(), mcpd::describe(e.config).c_str(),
-                    e.config.url.empty() ? "" : mcpd::authorized_words(e.name, e.config.url).c_str());
+                    e.config.url.empty() ? ""
+                                         : mcpd::authorized_words(e.name, e.config.url).c_str());
         std::vector<mcpd::Pin> pins = or_die(shelf.pins(e.name));
         std::sort(pins.begin(), pins.end(),
                   [](const mcpd::Pin& a, const mcpd::Pin& b) { return a.tool < b.tool; });
@@ -326,8 +332,7 @@ int list_command(int argc, const char* const* argv) {
             listed.push(Json::copy_of(p.definition));
         for (const mcpd::ToolDef& t :
              mcpd::tool_defs(listed, e.config.effects, e.name, e.config.local))
-            std::printf("%s (%s)\n", mcpd::one_line(t.name).c_str(),
-                        mcpd::effect_label(t).c_str());
+            std::printf("%s (%s)\n", one_line(t.name).c_str(), mcpd::effect_label(t).c_str());
         if (e.sampling)
             std::printf("sampling allowed: %s\n", describe_sampling(*e.sampling).c_str());
     }
@@ -364,8 +369,14 @@ int review_command(int argc, const char* const* argv) {
     std::vector<mcpd::ToolDef> usable;
     for (const mcpd::ToolDef& t : looked.tools)
         if (t.unusable.empty())
-            usable.push_back({t.name, t.description, Json::copy_of(t.definition), t.digest,
-                              t.effect, t.idempotent, t.local, {}});
+            usable.push_back({t.name,
+                              t.description,
+                              Json::copy_of(t.definition),
+                              t.digest,
+                              t.effect,
+                              t.idempotent,
+                              t.local,
+                              {}});
     bool changed = effects_changed;
     for (const mcpd::Reviewed& r : mcpd::compare(usable, pins)) {
         const char* mark = "unchanged";
@@ -389,7 +400,7 @@ int review_command(int argc, const char* const* argv) {
             Json one = Json::array();
             one.push(Json::copy_of(r.pin->definition));
             auto was = mcpd::tool_defs(one, entry.config.effects, name, entry.config.local);
-            line = was.empty() ? mcpd::one_line(r.pin->tool) : mcpd::review_line(was.front());
+            line = was.empty() ? one_line(r.pin->tool) : mcpd::review_line(was.front());
             changed = true;
             break;
         }
@@ -425,9 +436,8 @@ int login_command(int argc, const char* const* argv) {
     check_operands(args, 1, 1);
     mcpd::ShelfEntry entry = http_entry(name);
     if (auto scope = args.value("scope"))
-        entry.config.auth.scope = entry.config.auth.scope.empty()
-            ? *scope
-            : entry.config.auth.scope + " " + *scope;
+        entry.config.auth.scope =
+            entry.config.auth.scope.empty() ? *scope : entry.config.auth.scope + " " + *scope;
     or_die(mcpd::log_in(name, entry.config, person_from(args)));
     return 0;
 }
@@ -493,7 +503,7 @@ int give_command(int argc, const char* const* argv, bool give) {
     const std::string& profile = args.operands()[0];
     const std::string& name = args.operands()[1];
     or_die(check_profile_name(profile));
-    or_die(mcpd::check_server_name(name));
+    or_die(proto::check_server_name(name));
     Db db = or_die(open_state(or_die(prepare_home())));
     mcpd::Shelf shelf(db);
     if (give) {

@@ -1,17 +1,17 @@
 // SPDX-License-Identifier: MIT
 // sion-run run: one run of an agent's session, new or continued.
 #include "cmd/sion-run/commands.hpp"
-#include "session/mcp_client.hpp"
-#include "session/sandbox_client.hpp"
-#include "session/session.hpp"
 #include "lib/agents.hpp"
 #include "lib/fd.hpp"
 #include "lib/home.hpp"
 #include "lib/log.hpp"
 #include "lib/picture.hpp"
+#include "lib/proto/mcp_names.hpp"
 #include "lib/state.hpp"
 #include "lib/text.hpp"
-#include "mcpd/review.hpp"
+#include "session/mcp_client.hpp"
+#include "session/sandbox_client.hpp"
+#include "session/session.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -57,7 +57,7 @@ Result<PromptTask> prompt_task(const std::string& given, const std::vector<std::
         return make_error(Exit::usage, "--prompt takes SERVER:PROMPT, not '%s'", given.c_str());
     p.server = given.substr(0, colon);
     p.name = given.substr(colon + 1);
-    SION_CHECK(mcpd::check_server_name(p.server));
+    SION_CHECK(proto::check_server_name(p.server));
     for (size_t i = 2; i < operands.size(); ++i) {
         size_t eq = operands[i].find('=');
         if (eq == 0 || eq == std::string::npos)
@@ -78,15 +78,17 @@ Json task_pictures(const std::vector<std::string>& files) {
         if (fd < 0)
             die(sys_error(Exit::no_input, errno, "cannot read --picture '%s'", file.c_str()));
         Fd opened(fd);
+
         struct stat st {};
+
         if (::fstat(opened.get(), &st) != 0)
             die(sys_error(Exit::no_input, errno, "cannot read --picture '%s'", file.c_str()));
         if (!S_ISREG(st.st_mode))
             die(make_error(Exit::no_input, "--picture '%s' is not a file", file.c_str()));
         if (static_cast<uint64_t>(st.st_size) > k_max_picture_bytes)
-            die(make_error(Exit::data, "--picture '%s' is %lld bytes, more than the %zu a model is sent",
-                           file.c_str(), static_cast<long long>(st.st_size),
-                           k_max_picture_bytes));
+            die(make_error(Exit::data,
+                           "--picture '%s' is %lld bytes, more than the %zu a model is sent",
+                           file.c_str(), static_cast<long long>(st.st_size), k_max_picture_bytes));
         auto bytes = read_all(opened.get(), k_max_picture_bytes);
         if (!bytes)
             die(Error(bytes.error().exit(),

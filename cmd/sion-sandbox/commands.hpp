@@ -3,10 +3,9 @@
 // command's word) and returns the exit status.
 #pragma once
 
-#include "sandboxd/config.hpp"
-#include "sandboxd/exec.hpp"
-
 #include "lib/cli.hpp"
+#include "lib/proto/sandbox_exec.hpp"
+#include "sandboxd/config.hpp"
 
 #include <chrono>
 #include <vector>
@@ -25,7 +24,7 @@ using sandboxd::sandbox_options;
 
 // A line on stderr saying how a command ended, when its output cannot say it: out of time (its
 // `limit`), or killed by a signal (exec and run).
-void say_how_it_ended(const sandboxd::ExecResult& result, std::chrono::milliseconds limit,
+void say_how_it_ended(const proto::ExecResult& result, std::chrono::milliseconds limit,
                       uint64_t memory);
 
 } // namespace sion::sandbox_cmd

@@ -1,16 +1,14 @@
 // SPDX-License-Identifier: MIT
 // sion-sandbox exec: one command in a fresh sandbox; its output, cut at the cap, and its status.
 #include "cmd/sion-sandbox/commands.hpp"
-
-#include "sandboxd/config.hpp"
-#include "sandboxd/exec.hpp"
-#include "sandboxd/preflight.hpp"
-#include "sandboxd/server.hpp"
-
 #include "lib/fd.hpp"
 #include "lib/json.hpp"
 #include "lib/log.hpp"
+#include "lib/proto/sandbox_exec.hpp"
 #include "lib/text.hpp"
+#include "sandboxd/config.hpp"
+#include "sandboxd/preflight.hpp"
+#include "sandboxd/server.hpp"
 
 #include <unistd.h>
 
@@ -43,15 +41,15 @@ CommandSpec exec_spec() {
 
 // The request: the operands as an argv (stdin passed through), or a params object read from stdin.
 struct Request {
-    ExecRequest request;
+    proto::ExecRequest request;
     std::optional<std::string> input;
 };
 
 // Whether the command can read this process's stdin as it goes: a fresh bubblewrap sandbox
 // inherits it; a container, or the warm sandbox of the declared network, gets bytes read first.
 bool streams_stdin(const Config& config) {
-    return config.backend == BackendKind::bwrap &&
-           !(config.network == Network::declared && !config.allow_hosts.empty());
+    return config.backend == BackendKind::bwrap
+           && !(config.network == Network::declared && !config.allow_hosts.empty());
 }
 
 Result<Request> read_request(const Args& args, const Config& config) {
@@ -68,12 +66,12 @@ Result<Request> read_request(const Args& args, const Config& config) {
         return usage_error("a command is needed: sion-sandbox exec [options] -- COMMAND [ARGS...]");
     SION_TRY(std::string text, read_all(STDIN_FILENO, k_request_max));
     SION_TRY(Json json, Json::parse(text));
-    SION_TRY(r.request, exec_request_from_json(json));
+    SION_TRY(r.request, proto::exec_request_from_json(json));
     r.input = r.request.input;
     return r;
 }
 
-int print_text(const ExecResult& result, std::chrono::milliseconds limit, uint64_t memory) {
+int print_text(const proto::ExecResult& result, std::chrono::milliseconds limit, uint64_t memory) {
     Status out = write_all(STDOUT_FILENO, result.stdout_text);
     Status err = write_all(STDERR_FILENO, result.stderr_text);
     // How it ended is said on a line of its own, even after a process killed mid-line.
@@ -89,7 +87,8 @@ int print_text(const ExecResult& result, std::chrono::milliseconds limit, uint64
 
 } // namespace
 
-void say_how_it_ended(const ExecResult& result, std::chrono::milliseconds limit, uint64_t memory) {
+void say_how_it_ended(const proto::ExecResult& result, std::chrono::milliseconds limit,
+                      uint64_t memory) {
     if (result.timed_out) {
         log_error("the command ran out of time (%s s) and was killed",
                   format("%g", static_cast<double>(limit.count()) / 1000).c_str());
@@ -122,7 +121,7 @@ int exec_command(int argc, const char* const* argv) {
         return print_text(*result, std::min(request->request.timeout.value_or(limit), limit),
                           config->limits.memory);
     }
-    std::string line = exec_result_to_json(*result).dump() + "\n";
+    std::string line = proto::exec_result_to_json(*result).dump() + "\n";
     if (Status ok = write_all(STDOUT_FILENO, line); !ok)
         die(ok.error());
     return result->exit;

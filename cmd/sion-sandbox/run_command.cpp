@@ -2,12 +2,10 @@
 // sion-sandbox run: one long-lived command in a fresh sandbox, its stdin, stdout and stderr this
 // program's own, until it ends; its status, or the signal that ended this program.
 #include "cmd/sion-sandbox/commands.hpp"
-
+#include "lib/log.hpp"
 #include "sandboxd/config.hpp"
 #include "sandboxd/preflight.hpp"
 #include "sandboxd/run.hpp"
-
-#include "lib/log.hpp"
 
 #include <csignal>
 #include <optional>
@@ -34,7 +32,7 @@ CommandSpec run_spec() {
 
 // The run of `config`, in the workspace given or in an empty one made for it and removed when this
 // returns; `request` gets the timeout given, if any.
-Result<RunOutcome> run_in_sandbox(const Args& args, Config config, ExecRequest& request) {
+Result<RunOutcome> run_in_sandbox(const Args& args, Config config, proto::ExecRequest& request) {
     if (args.has("timeout"))
         request.timeout = config.limits.timeout;
     std::optional<ScratchWorkspace> scratch;
@@ -51,6 +49,7 @@ Result<RunOutcome> run_in_sandbox(const Args& args, Config config, ExecRequest& 
 // Dies of `signal`, as a program that does not catch it would: its parent sees why.
 int die_of(int signal) {
     struct sigaction dfl {};
+
     dfl.sa_handler = SIG_DFL;
     ::sigaction(signal, &dfl, nullptr);
     ::raise(signal);
@@ -64,7 +63,7 @@ int run_command(int argc, const char* const* argv) {
     Args args = parse_args_or_exit(spec, argc, argv);
     if (args.operands().empty())
         die(usage_error("a command is needed: sion-sandbox run [options] -- COMMAND [ARGS...]"));
-    ExecRequest request;
+    proto::ExecRequest request;
     request.argv = args.operands();
     request.env = or_die(named_env(args.values("env")));
     Config config = or_die(config_from_args(args));

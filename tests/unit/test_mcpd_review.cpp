@@ -2,9 +2,9 @@
 // mcpd/review: effects from annotations and overrides, the digest a pin keeps (what changes it and
 // what does not), names a model can be given, names as messages show them, the comparison against
 // pins, and the seed's lines.
-#include "mcpd/review.hpp"
-
+#include "lib/proto/mcp_names.hpp"
 #include "mcpd/config.hpp"
+#include "mcpd/review.hpp"
 
 #include <gtest/gtest.h>
 
@@ -51,21 +51,25 @@ TEST(McpdReview, OnlyAClosedReadOnlyToolIsARead) {
 }
 
 TEST(McpdReview, IdempotentWritesRepeatAndReadsAlwaysDo) {
-    ToolDef add = one(R"({"name":"add_note","annotations":{"idempotentHint":true,"openWorldHint":false}})");
+    ToolDef add =
+        one(R"({"name":"add_note","annotations":{"idempotentHint":true,"openWorldHint":false}})");
     EXPECT_EQ(add.effect, Effect::write);
     EXPECT_TRUE(add.idempotent);
     EXPECT_EQ(effect_label(add), "write, repeats run again");
-    ToolDef del = one(R"({"name":"delete_note","annotations":{"idempotentHint":false,"openWorldHint":false}})");
+    ToolDef del = one(
+        R"({"name":"delete_note","annotations":{"idempotentHint":false,"openWorldHint":false}})");
     EXPECT_FALSE(del.idempotent);
     EXPECT_EQ(effect_label(del), "write");
-    ToolDef read = one(R"({"name":"list","annotations":{"readOnlyHint":true,"openWorldHint":false}})");
+    ToolDef read =
+        one(R"({"name":"list","annotations":{"readOnlyHint":true,"openWorldHint":false}})");
     EXPECT_TRUE(read.idempotent);
     EXPECT_EQ(effect_label(read), "read");
 }
 
 TEST(McpdReview, EffectOverridesWinOverAnnotations) {
     std::map<std::string, Effect> effects{{"export_notes", Effect::spend}, {"peek", Effect::read}};
-    ToolDef spend = one(R"({"name":"export_notes","annotations":{"idempotentHint":true}})", effects);
+    ToolDef spend =
+        one(R"({"name":"export_notes","annotations":{"idempotentHint":true}})", effects);
     EXPECT_EQ(spend.effect, Effect::spend);
     EXPECT_EQ(effect_label(spend), "spend, repeats run again");
     ToolDef peek = one(R"({"name":"peek"})", effects);
@@ -79,9 +83,11 @@ TEST(McpdReview, ALocalToolDoesNotTaintAndKeepsItsEffect) {
     ASSERT_TRUE(set_effect(c, "query=read-local"));
     ASSERT_TRUE(set_effect(c, "save=write-local"));
     ASSERT_TRUE(set_effect(c, "send=external"));
-    auto d = tool_defs(parse(R"([{"name":"query"},{"name":"save","annotations":{"idempotentHint":true}},
-                                 {"name":"send"},{"name":"other"}])").view(),
-                       c.effects, "db", c.local);
+    auto d =
+        tool_defs(parse(R"([{"name":"query"},{"name":"save","annotations":{"idempotentHint":true}},
+                                 {"name":"send"},{"name":"other"}])")
+                      .view(),
+                  c.effects, "db", c.local);
     ASSERT_EQ(d.size(), 4U);
     EXPECT_EQ(d[0].effect, Effect::read);
     EXPECT_TRUE(d[0].local);
@@ -102,21 +108,30 @@ TEST(McpdReview, ALocalToolDoesNotTaintAndKeepsItsEffect) {
 }
 
 TEST(McpdReview, TheDigestCoversWhatTheModelIsToldAndWhatTheToolClaims) {
-    std::string base = one(R"({"name":"t","description":"d","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}})").digest;
+    std::string base =
+        one(R"({"name":"t","description":"d","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}})")
+            .digest;
     EXPECT_EQ(base.size(), 64U);
     // Member order and whitespace do not matter.
-    EXPECT_EQ(one(R"({ "annotations":{"readOnlyHint":true}, "inputSchema":{"type":"object"}, "description":"d", "name":"t" })").digest, base);
+    EXPECT_EQ(
+        one(R"({ "annotations":{"readOnlyHint":true}, "inputSchema":{"type":"object"}, "description":"d", "name":"t" })")
+            .digest,
+        base);
     // Members outside the pin do not either.
-    EXPECT_EQ(one(R"({"name":"t","description":"d","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true},"title":"T","_meta":{"x":1}})").digest, base);
+    EXPECT_EQ(
+        one(R"({"name":"t","description":"d","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true},"title":"T","_meta":{"x":1}})")
+            .digest,
+        base);
     // Each part the pin covers does.
-    for (std::string_view changed : {
-             R"({"name":"t","description":"d!","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}})",
-             R"({"name":"t","description":"d","inputSchema":{"type":"object","properties":{}},"annotations":{"readOnlyHint":true}})",
-             R"({"name":"t","description":"d","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":false}})",
-             R"({"name":"t","description":"d","inputSchema":{"type":"object"}})",
-             R"({"name":"t","description":"d","inputSchema":{"type":"object"},"annotations":{}})",
-             R"({"name":"u","description":"d","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}})",
-         })
+    for (
+        std::string_view changed : {
+            R"({"name":"t","description":"d!","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}})",
+            R"({"name":"t","description":"d","inputSchema":{"type":"object","properties":{}},"annotations":{"readOnlyHint":true}})",
+            R"({"name":"t","description":"d","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":false}})",
+            R"({"name":"t","description":"d","inputSchema":{"type":"object"}})",
+            R"({"name":"t","description":"d","inputSchema":{"type":"object"},"annotations":{}})",
+            R"({"name":"u","description":"d","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}})",
+        })
         EXPECT_NE(one(changed).digest, base) << changed;
 }
 
@@ -141,8 +156,9 @@ TEST(McpdReview, AToolWhoseHeaderMarksBreakTheRulesIsKeptUnusable) {
                           {}, "web");
     ASSERT_EQ(defs.size(), 2U);
     EXPECT_EQ(defs[0].unusable, "");
-    EXPECT_EQ(unusable_notice("web", defs[1]),
-              "MCP server web: the tool \"twice\" is not offered: its x-mcp-header 'x' is given twice");
+    EXPECT_EQ(
+        unusable_notice("web", defs[1]),
+        "MCP server web: the tool \"twice\" is not offered: its x-mcp-header 'x' is given twice");
 }
 
 TEST(McpdReview, APrefixedNameIsSixtyFourCharactersAtMost) {
@@ -156,13 +172,14 @@ TEST(McpdReview, APrefixedNameIsSixtyFourCharactersAtMost) {
 
 TEST(McpdReview, ServerNames) {
     for (std::string_view good : {"notes", "a", "1x", "a-1", "abcdefghijklmnopqrstuvwxyz012345"})
-        EXPECT_TRUE(check_server_name(good)) << good;
-    for (std::string_view bad : {"", "Notes", "a_b", "-a", "a b", "a/b", "abcdefghijklmnopqrstuvwxyz0123456"}) {
-        auto s = check_server_name(bad);
+        EXPECT_TRUE(proto::check_server_name(good)) << good;
+    for (std::string_view bad :
+         {"", "Notes", "a_b", "-a", "a b", "a/b", "abcdefghijklmnopqrstuvwxyz0123456"}) {
+        auto s = proto::check_server_name(bad);
         ASSERT_FALSE(s) << bad;
         EXPECT_EQ(s.error().exit(), Exit::usage);
     }
-    EXPECT_EQ(check_server_name("a\nB").error().message(),
+    EXPECT_EQ(proto::check_server_name("a\nB").error().message(),
               "invalid server name 'a B': give 1 to 32 lowercase letters, digits and hyphens");
 }
 
@@ -207,9 +224,11 @@ TEST(McpdReview, ToolsAgainstTheirPins) {
 }
 
 TEST(McpdReview, TheSeedsLines) {
-    ToolDef add = one(R"({"name":"add_note","description":"Keep a note under a name (lowercase letters, digits and hyphens), replacing one of that name.","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false}})");
-    EXPECT_EQ(review_line(add), "add_note (write, repeats run again): Keep a note under a name "
-                                "(lowercase letters, digits and hyphens), replacing one of that name.");
+    ToolDef add = one(
+        R"({"name":"add_note","description":"Keep a note under a name (lowercase letters, digits and hyphens), replacing one of that name.","annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":false}})");
+    EXPECT_EQ(review_line(add),
+              "add_note (write, repeats run again): Keep a note under a name "
+              "(lowercase letters, digits and hyphens), replacing one of that name.");
     EXPECT_EQ(review_line(one(R"({"name":"bare","description":" \n "})")), "bare (external)");
     ToolDef exported = one(R"({"name":"export_notes"})");
     EXPECT_EQ(not_offered_notice("notes", {PinState::added, &exported, nullptr}),

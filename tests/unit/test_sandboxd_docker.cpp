@@ -42,13 +42,13 @@ Config docker_config(const std::string& workspace = "/home/ada/work") {
     return c;
 }
 
-ExecRequest shell(const std::string& command) {
-    ExecRequest r;
+proto::ExecRequest shell(const std::string& command) {
+    proto::ExecRequest r;
     r.command = command;
     return r;
 }
 
-std::vector<std::string> argv_of(const Config& c, const ExecRequest& r) {
+std::vector<std::string> argv_of(const Config& c, const proto::ExecRequest& r) {
     return docker_run_argv(c, r, {1000, 1001, c.workspace, "sion-1-1-00000000", ""});
 }
 
@@ -113,7 +113,9 @@ TEST(DockerArgv, ReadOnlyRootAsTheGivenUser) {
     auto argv = argv_of(docker_config(), shell("true"));
     EXPECT_TRUE(has_flag(argv, "--read-only"));
     EXPECT_EQ(value(argv, "--user"), "1000:1001");
-    EXPECT_EQ(value(docker_run_argv(docker_config(), shell("true"), {0, 0, "/w", "n", ""}), "--user"), "0:0");
+    EXPECT_EQ(
+        value(docker_run_argv(docker_config(), shell("true"), {0, 0, "/w", "n", ""}), "--user"),
+        "0:0");
 }
 
 TEST(DockerArgv, NoCapabilitiesNoNewPrivileges) {
@@ -181,13 +183,13 @@ TEST(DockerArgv, CpuSecondsAndFileSizeAreUlimits) {
 }
 
 TEST(DockerArgv, HomeIsTheWorkspaceAndTheRequestsVariablesFollowByName) {
-    ExecRequest r = shell("true");
+    proto::ExecRequest r = shell("true");
     r.env = {{"GREETING", "hello world"}, {"HOME", "/elsewhere"}, {"EMPTY", ""}};
     // Values docker reads from its own environment (docker_run_env()), off the command line; but
     // HOME, which docker reads for itself.
-    EXPECT_EQ(values(argv_of(docker_config(), r), "--env"),
-              (std::vector<std::string>{"HOME=/workspace", "GREETING", "HOME=/elsewhere",
-                                        "EMPTY"}));
+    EXPECT_EQ(
+        values(argv_of(docker_config(), r), "--env"),
+        (std::vector<std::string>{"HOME=/workspace", "GREETING", "HOME=/elsewhere", "EMPTY"}));
 }
 
 TEST(DockerArgv, AShellStringRunsWithBinShAfterTheImage) {
@@ -198,7 +200,7 @@ TEST(DockerArgv, AShellStringRunsWithBinShAfterTheImage) {
 }
 
 TEST(DockerArgv, AnArgvIsPassedAsItIs) {
-    ExecRequest r;
+    proto::ExecRequest r;
     r.argv = {"ls", "-la", "--", "a b", "$HOME"};
     EXPECT_EQ(after_options(argv_of(docker_config(), r)),
               (std::vector<std::string>{k_image, "ls", "-la", "--", "a b", "$HOME"}));
@@ -207,7 +209,7 @@ TEST(DockerArgv, AnArgvIsPassedAsItIs) {
 TEST(DockerArgv, ACommandOrImageThatLooksLikeAnOptionStaysAfterTheDoubleDash) {
     Config c = docker_config();
     c.image = "--privileged@sha256:" + std::string(64, 'b');
-    ExecRequest r;
+    proto::ExecRequest r;
     r.argv = {"--rm", "-v"};
     auto argv = argv_of(c, r);
     EXPECT_FALSE(has_flag(argv, "--privileged@sha256:" + std::string(64, 'b')));
@@ -299,11 +301,11 @@ protected:
 
 TEST_F(DockerRefuses, NothingToRunOrBoth) {
     Config c = docker_config(m_dir);
-    auto none = docker_exec(c, ExecRequest{});
+    auto none = docker_exec(c, proto::ExecRequest{});
     ASSERT_FALSE(none);
     EXPECT_EQ(none.error().exit(), Exit::data);
     EXPECT_EQ(none.error().message(), "nothing to run: give a command or an argv");
-    ExecRequest both = shell("true");
+    proto::ExecRequest both = shell("true");
     both.argv = {"true"};
     auto two = docker_exec(c, both);
     ASSERT_FALSE(two);
@@ -313,7 +315,7 @@ TEST_F(DockerRefuses, NothingToRunOrBoth) {
 
 TEST_F(DockerRefuses, AVariableNameThatIsNotOne) {
     for (const char* name : {"", "A=B", "1X", "A B", "A-B"}) {
-        ExecRequest r = shell("true");
+        proto::ExecRequest r = shell("true");
         r.env = {{name, "v"}};
         auto result = docker_exec(docker_config(m_dir), r);
         ASSERT_FALSE(result) << name;
@@ -465,13 +467,13 @@ protected:
         fs::remove_all(m_dir);
     }
 
-    ExecResult ok(const ExecRequest& request) {
+    proto::ExecResult ok(const proto::ExecRequest& request) {
         auto r = docker_exec(m_config, request);
         EXPECT_TRUE(r) << r.error().message();
-        return r ? *r : ExecResult{};
+        return r ? *r : proto::ExecResult{};
     }
 
-    ExecResult ok(const std::string& command) { return ok(shell(command)); }
+    proto::ExecResult ok(const std::string& command) { return ok(shell(command)); }
 
     fs::path m_dir;
     uid_t m_owner = 0;
@@ -498,8 +500,8 @@ private:
 // The seed's Docker transcript, on the busybox image: the owner's uid, a workspace file read, one
 // written that belongs to the owner outside, and no network.
 void transcript(EngineCase& t) {
-    ExecResult r = t.ok("id -u; cat hello.txt; echo made > made.txt; "
-                        "wget -q -O - http://example.com 2>&1 | head -n 1");
+    proto::ExecResult r = t.ok("id -u; cat hello.txt; echo made > made.txt; "
+                               "wget -q -O - http://example.com 2>&1 | head -n 1");
     EXPECT_EQ(r.exit, 0) << r.stderr_text;
     EXPECT_EQ(r.stdout_text, std::to_string(t.m_owner)
                                  + "\nfrom the workspace\nwget: bad address 'example.com'\n");
@@ -523,7 +525,7 @@ void engine_and_image_are_there(EngineCase& t) {
 }
 
 void what_a_command_sees(EngineCase& t) {
-    ExecResult r =
+    proto::ExecResult r =
         t.ok("echo home=$HOME; pwd; touch /bin/x /x 2>&1; echo tmp > /tmp/t && cat /tmp/t; "
              "grep -E '^(CapEff|CapPrm|NoNewPrivs)' /proc/self/status; "
              "grep -E '^Max (cpu time|file size|processes)' /proc/self/limits");
@@ -544,60 +546,60 @@ void what_a_command_sees(EngineCase& t) {
         std::regex_search(r.stdout_text, std::regex("Max file size +536870912 +536870912 +bytes")))
         << r.stdout_text;
     // /tmp is 256 MiB, and its own.
-    ExecResult df = t.ok("df -k /tmp | tail -n 1");
+    proto::ExecResult df = t.ok("df -k /tmp | tail -n 1");
     EXPECT_TRUE(std::regex_search(df.stdout_text, std::regex("^tmpfs +262144 "))) << df.stdout_text;
 }
 
 void exit_statuses_pass_through(EngineCase& t) {
     EXPECT_EQ(t.ok("exit 3").exit, 3);
     // A command's own 125 is its status, not docker failing.
-    ExecResult own = t.ok("echo out; echo err >&2; exit 125");
+    proto::ExecResult own = t.ok("echo out; echo err >&2; exit 125");
     EXPECT_EQ(own.exit, 125);
     EXPECT_EQ(own.stdout_text, "out\n");
     EXPECT_EQ(own.stderr_text, "err\n");
     EXPECT_EQ(t.ok("nosuchprogram").exit, 127);
-    ExecRequest missing;
+    proto::ExecRequest missing;
     missing.argv = {"nosuchprogram", "x"};
-    ExecResult r = t.ok(missing);
+    proto::ExecResult r = t.ok(missing);
     EXPECT_EQ(r.exit, 127);
     EXPECT_NE(r.stderr_text.find("nosuchprogram"), std::string::npos) << r.stderr_text;
     EXPECT_EQ(r.stderr_text.find("docker run --help"), std::string::npos) << r.stderr_text;
-    ExecRequest not_a_program;
+    proto::ExecRequest not_a_program;
     not_a_program.argv = {"/etc/passwd"};
     EXPECT_EQ(t.ok(not_a_program).exit, 126);
-    ExecResult killed = t.ok("kill -9 $$");
+    proto::ExecResult killed = t.ok("kill -9 $$");
     EXPECT_EQ(killed.exit, 137);
     EXPECT_EQ(killed.signal, 9);
     EXPECT_FALSE(killed.timed_out);
 }
 
 void an_argv_is_not_a_shell_string(EngineCase& t) {
-    ExecRequest r;
+    proto::ExecRequest r;
     r.argv = {"echo", "$HOME", "a  b", ";", "id"};
-    ExecResult out = t.ok(r);
+    proto::ExecResult out = t.ok(r);
     EXPECT_EQ(out.exit, 0);
     EXPECT_EQ(out.stdout_text, "$HOME a  b ; id\n");
 }
 
 void stdin_and_variables(EngineCase& t) {
-    ExecRequest r = shell("cat; echo \"[$GREETING]\"");
+    proto::ExecRequest r = shell("cat; echo \"[$GREETING]\"");
     r.input = "line one\nline two\n";
     r.env = {{"GREETING", "hello there"}};
-    ExecResult out = t.ok(r);
+    proto::ExecResult out = t.ok(r);
     EXPECT_EQ(out.exit, 0) << out.stderr_text;
     EXPECT_EQ(out.stdout_text, "line one\nline two\n[hello there]\n");
-    ExecRequest big = shell("wc -c");
+    proto::ExecRequest big = shell("wc -c");
     big.input = std::string(3 << 20, 'x');
     EXPECT_EQ(t.ok(big).stdout_text, "3145728\n");
-    ExecResult none = t.ok("cat; echo end");
+    proto::ExecResult none = t.ok("cat; echo end");
     EXPECT_EQ(none.stdout_text, "end\n") << "no input is an empty stdin";
 }
 
 void the_time_limit_kills_the_container(EngineCase& t) {
-    ExecRequest r = shell("echo started; sleep 60");
+    proto::ExecRequest r = shell("echo started; sleep 60");
     r.timeout = 2s;
     auto started = std::chrono::steady_clock::now();
-    ExecResult out = t.ok(r);
+    proto::ExecResult out = t.ok(r);
     auto took = std::chrono::steady_clock::now() - started;
     EXPECT_TRUE(out.timed_out);
     EXPECT_EQ(out.exit, 124);
@@ -608,9 +610,9 @@ void the_time_limit_kills_the_container(EngineCase& t) {
     EXPECT_EQ(ours_running(), "") << "killing docker run must not leave its container running";
     // A session's limit bounds a request's.
     t.m_config.limits.timeout = 1s;
-    ExecRequest longer = shell("sleep 60");
+    proto::ExecRequest longer = shell("sleep 60");
     longer.timeout = 30s;
-    ExecResult cut = t.ok(longer);
+    proto::ExecResult cut = t.ok(longer);
     EXPECT_TRUE(cut.timed_out);
     EXPECT_LT(cut.wall_ms, 10000);
     EXPECT_EQ(t.ok("echo next").stdout_text, "next\n");
@@ -619,9 +621,9 @@ void the_time_limit_kills_the_container(EngineCase& t) {
 void a_very_short_time_limit_leaves_nothing(EngineCase& t) {
     // Out of time before the container exists, or while it is made: none is left, started or not.
     for (auto limit : {1ms, 50ms, 150ms, 300ms}) {
-        ExecRequest r = shell("sleep 30");
+        proto::ExecRequest r = shell("sleep 30");
         r.timeout = limit;
-        ExecResult out = t.ok(r);
+        proto::ExecResult out = t.ok(r);
         EXPECT_TRUE(out.timed_out) << limit.count() << " ms";
     }
     std::string left;
@@ -637,7 +639,7 @@ void a_very_short_time_limit_leaves_nothing(EngineCase& t) {
 
 void containers_carry_the_label(EngineCase& t) {
     std::thread slow([&t] {
-        ExecResult r = t.ok("sleep 3");
+        proto::ExecResult r = t.ok("sleep 3");
         EXPECT_EQ(r.exit, 0);
     });
     std::string seen;
@@ -651,14 +653,14 @@ void containers_carry_the_label(EngineCase& t) {
 
 void output_is_cut_at_the_cap(EngineCase& t) {
     t.m_config.limits.output = 1000;
-    ExecResult r = t.ok("head -c 100000 /dev/zero | tr '\\0' x; echo done >&2");
+    proto::ExecResult r = t.ok("head -c 100000 /dev/zero | tr '\\0' x; echo done >&2");
     EXPECT_EQ(r.exit, 0);
     EXPECT_TRUE(r.truncated);
     EXPECT_EQ(r.stdout_text, std::string(1000, 'x') + "\n[... 99000 more bytes cut]\n");
     EXPECT_EQ(r.stderr_text, "done\n");
     // A flood ends and is counted whole.
     t.m_config.limits.output = 65536;
-    ExecResult flood = t.ok("head -c 200000000 /dev/zero");
+    proto::ExecResult flood = t.ok("head -c 200000000 /dev/zero");
     EXPECT_EQ(flood.exit, 0);
     EXPECT_TRUE(flood.truncated);
     EXPECT_NE(flood.stdout_text.find("[... 199934464 more bytes cut]\n"), std::string::npos);
@@ -666,7 +668,7 @@ void output_is_cut_at_the_cap(EngineCase& t) {
 
 void the_memory_limit_kills(EngineCase& t) {
     t.m_config.limits.memory = uint64_t{64} << 20;
-    ExecResult r = t.ok("x=$(head -c 200000000 /dev/zero | tr '\\0' a); echo ${#x}");
+    proto::ExecResult r = t.ok("x=$(head -c 200000000 /dev/zero | tr '\\0' a); echo ${#x}");
     EXPECT_EQ(r.exit, 137) << r.stdout_text << r.stderr_text;
     EXPECT_EQ(r.signal, 9);
     EXPECT_EQ(r.stdout_text, "");
@@ -674,17 +676,18 @@ void the_memory_limit_kills(EngineCase& t) {
 
 void the_file_size_limit_holds(EngineCase& t) {
     t.m_config.limits.file_size = 1 << 20;
-    ExecResult r = t.ok("head -c 3000000 /dev/zero > big; echo status=$?; wc -c < big; rm big");
+    proto::ExecResult r =
+        t.ok("head -c 3000000 /dev/zero > big; echo status=$?; wc -c < big; rm big");
     EXPECT_EQ(r.exit, 0) << r.stderr_text;
     EXPECT_EQ(r.stdout_text, "status=153\n1048576\n"); // 128 + SIGXFSZ
 }
 
 void processes_are_bounded(EngineCase& t) {
     // 200 sleepers fit under 256 processes; 300 do not, and the shell cannot fork.
-    ExecResult fits =
+    proto::ExecResult fits =
         t.ok("i=0; while [ $i -lt 200 ]; do sleep 3 & i=$((i+1)); done; echo all started");
     EXPECT_EQ(fits.stdout_text, "all started\n") << fits.stderr_text;
-    ExecResult over =
+    proto::ExecResult over =
         t.ok("i=0; while [ $i -lt 300 ]; do sleep 3 & i=$((i+1)); done; echo all started");
     EXPECT_NE(over.exit, 0);
     EXPECT_EQ(over.stdout_text, "");
@@ -692,10 +695,10 @@ void processes_are_bounded(EngineCase& t) {
 }
 
 void a_fork_bomb_ends(EngineCase& t) {
-    ExecRequest bomb = shell("b() { b | b & }; b; sleep 5; echo survived");
+    proto::ExecRequest bomb = shell("b() { b | b & }; b; sleep 5; echo survived");
     bomb.timeout = 20s;
     auto started = std::chrono::steady_clock::now();
-    ExecResult r = t.ok(bomb);
+    proto::ExecResult r = t.ok(bomb);
     EXPECT_LT(std::chrono::steady_clock::now() - started, 30s);
     EXPECT_NE(r.stderr_text.find("can't fork"), std::string::npos) << r.stderr_text.substr(0, 500);
     EXPECT_EQ(t.ok("echo next").stdout_text, "next\n");

@@ -170,7 +170,7 @@ TEST(DockerReadsItself, ItsOwnSettingsAndTheLoadersButNotTheCommands) {
 
 TEST(DockerRunEnv, TheValuesDockerIsToldByNameAndNothingOfItsOwnReplaced) {
     ::setenv("DOCKER_HOST", "unix:///run/test.sock", 1);
-    ExecRequest r;
+    proto::ExecRequest r;
     r.command = "true";
     r.env = {{"API_KEY", "k1"}, {"DOCKER_HOST", "tcp://elsewhere:2375"}, {"EMPTY", ""}};
     Strings env = docker_run_env(r);

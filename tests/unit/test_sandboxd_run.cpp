@@ -2,14 +2,12 @@
 // Tests for sandboxd/run's pure parts: init's arguments, docker run's status read, --env, run's
 // options, and the empty workspace made for a command given none. The run itself, attached to
 // real bwrap and Docker, is tests/e2e/t0130-sion-sandbox-run.sh's.
-#include "sandboxd/run.hpp"
-
 #include "sandboxd/bwrap.hpp"
 #include "sandboxd/limits.hpp"
 #include "sandboxd/mounts.hpp"
+#include "sandboxd/run.hpp"
 
 #include <gtest/gtest.h>
-
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -33,8 +31,8 @@ TEST(RunInitArgv, InitExecReportingOnTheStatusFdThenTheCommand) {
     Limits limits;
     limits.cpu = std::chrono::seconds(7);
     Strings argv = run_init_argv(limits, false, {"-dash", "arg"});
-    Strings want = {"--", k_exe_inside, "init", "--exec", "--status-fd",
-                    std::to_string(k_status_fd)};
+    Strings want = {"--",     k_exe_inside,  "init",
+                    "--exec", "--status-fd", std::to_string(k_status_fd)};
     Strings limit_args = limits_to_args(limits);
     want.insert(want.end(), limit_args.begin(), limit_args.end());
     want.insert(want.end(), {"--", "-dash", "arg"});
@@ -60,7 +58,7 @@ TEST(DockerRunOutcome, StatusesAndSignals) {
     EXPECT_EQ(docker_run_outcome(125).exit, 125); // docker's own failure: its message is above
     EXPECT_FALSE(docker_run_outcome(127).signal);
     EXPECT_FALSE(docker_run_outcome(128).signal);
-    ExecResult killed = docker_run_outcome(137);
+    proto::ExecResult killed = docker_run_outcome(137);
     EXPECT_EQ(killed.exit, 137);
     EXPECT_EQ(killed.signal, 9);
     EXPECT_EQ(docker_run_outcome(143).signal, 15);
@@ -153,7 +151,9 @@ TEST_F(ScratchWorkspaceTest, EmptyPrivateAndRemovedWithWhatItHolds) {
         EXPECT_EQ(path.rfind(std::filesystem::canonical(m_tmp).string() + "/sion-sandbox-run.", 0),
                   0U)
             << path;
+
         struct stat st {};
+
         ASSERT_EQ(::stat(path.c_str(), &st), 0);
         EXPECT_TRUE(S_ISDIR(st.st_mode));
         EXPECT_EQ(st.st_mode & 07777, 0700U);
@@ -181,8 +181,8 @@ TEST_F(ScratchWorkspaceTest, ATmpdirThatIsNotThereIsAnError) {
     auto made = ScratchWorkspace::make();
     ASSERT_FALSE(made);
     EXPECT_EQ(made.error().exit(), Exit::os);
-    EXPECT_NE(made.error().message().find("cannot make an empty workspace in '" + m_tmp +
-                                          "/missing': No such file or directory"),
+    EXPECT_NE(made.error().message().find("cannot make an empty workspace in '" + m_tmp
+                                          + "/missing': No such file or directory"),
               std::string::npos)
         << made.error().message();
 }

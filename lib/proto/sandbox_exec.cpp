@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// sandbox/exec's params and result as JSON, and output cut at its cap.
-#include "sandboxd/exec.hpp"
+// sandbox/exec's params and result as JSON (sandbox_exec.hpp).
+#include "lib/proto/sandbox_exec.hpp"
 
 #include "lib/text.hpp"
 #include "lib/utf8.hpp"
@@ -10,7 +10,7 @@
 #include <cinttypes>
 #include <cmath>
 
-namespace sion::sandboxd {
+namespace sion::proto {
 
 namespace {
 
@@ -67,27 +67,6 @@ Status read_timeout(JsonView params, ExecRequest& request) {
         return make_error(Exit::data, "member 'timeout' must be more than 0 seconds, and finite");
     request.timeout = std::chrono::milliseconds(static_cast<int64_t>(std::ceil(seconds * 1000)));
     return {};
-}
-
-// The length of a UTF-8 sequence its lead byte announces; 1 for anything else.
-size_t sequence_length(unsigned char lead) {
-    if (lead >= 0xF0 && lead < 0xF8)
-        return 4;
-    if (lead >= 0xE0)
-        return lead < 0xF0 ? 3 : 1;
-    if (lead >= 0xC0)
-        return 2;
-    return 1;
-}
-
-// `keep`, or less so that text[0, keep) does not end inside a character.
-size_t utf8_boundary(std::string_view text, size_t keep) {
-    for (size_t back = 1; back <= 4 && back <= keep; ++back) {
-        auto c = static_cast<unsigned char>(text[keep - back]);
-        if ((c & 0xC0) != 0x80)
-            return sequence_length(c) > back ? keep - back : keep;
-    }
-    return keep;
 }
 
 } // namespace
@@ -186,16 +165,4 @@ std::vector<std::string> request_argv(const ExecRequest& request) {
     return {"/bin/sh", "-c", request.command};
 }
 
-bool cut_output(std::string& text, uint64_t cap, uint64_t total_bytes) {
-    if (text.size() <= cap && total_bytes <= cap)
-        return false;
-    size_t keep = utf8_boundary(text, static_cast<size_t>(std::min<uint64_t>(cap, text.size())));
-    uint64_t cut = std::max<uint64_t>(total_bytes, text.size()) - keep;
-    text.resize(keep);
-    if (!text.empty() && text.back() != '\n')
-        text += '\n';
-    text += format("[... %" PRIu64 " more bytes cut]\n", cut);
-    return true;
-}
-
-} // namespace sion::sandboxd
+} // namespace sion::proto

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
-// One command to run in a sandbox, and what came of it: the params and result of sandbox/exec.
+// The contract of sandbox/exec, the pipe between a session and sion-sandbox serve: one command to
+// run in a sandbox, and what came of it, as structs and as the JSON
+// schemas/sandbox.exec.params.json and schemas/sandbox.exec.result.json describe.
 #pragma once
 
 #include "lib/json.hpp"
@@ -13,19 +15,19 @@
 #include <utility>
 #include <vector>
 
-namespace sion::sandboxd {
+namespace sion::proto {
 
 struct ExecRequest {
     // Exactly one of: a shell string, run as /bin/sh -c; or an argv.
     std::string command;
     std::vector<std::string> argv;
-    std::string input;                                     // bytes for its stdin; else /dev/null
-    std::vector<std::pair<std::string, std::string>> env;  // added to the sandbox's environment
-    std::optional<std::chrono::milliseconds> timeout;      // within the session's limit
+    std::string input;                                    // bytes for its stdin; else /dev/null
+    std::vector<std::pair<std::string, std::string>> env; // added to the sandbox's environment
+    std::optional<std::chrono::milliseconds> timeout;     // within the session's limit
 };
 
 struct ExecResult {
-    int exit = 0;            // the shell's $?: the code, or 128+signal
+    int exit = 0; // the shell's $?: the code, or 128+signal
     std::optional<int> signal;
     bool timed_out = false;
     // The sandbox's memory cgroup was full and the kernel killed a process of the command (SIGKILL;
@@ -55,12 +57,4 @@ struct ExecResult {
 // The argv a request runs: its argv, or /bin/sh -c COMMAND.
 [[nodiscard]] std::vector<std::string> request_argv(const ExecRequest& request);
 
-// Cuts `text` (the first bytes of `total_bytes` written) at `cap` bytes, backing up to a UTF-8
-// boundary, and adds the line that says how much was cut: "[... 12345 more bytes cut]" (after a
-// newline if the kept text does not end with one). Returns whether it cut. `text` longer than
-// `cap` is cut even when `total_bytes` is smaller.
-bool cut_output(std::string& text, uint64_t cap, uint64_t total_bytes);
-
-// (text_for_json(), which the result's output goes through, is lib/utf8's.)
-
-} // namespace sion::sandboxd
+} // namespace sion::proto
