@@ -29,7 +29,7 @@ int main(int argc, char** argv) {
             {"add", add_command,
              "add NAME [options] -- COMMAND [ARGS...]\n"
              "add NAME --url URL [--header 'NAME: VALUE']... [options]"},
-            {"list", list_command, "list"},
+            {"list", list_command, "list [--json]"},
             {"review", review_command, "review NAME [--accept]"},
             {"login", login_command, "login NAME [--no-browser] [--scope S]"},
             {"logout", logout_command, "logout NAME"},

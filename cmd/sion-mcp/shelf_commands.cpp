@@ -12,6 +12,8 @@
 
 #include "lib/agents.hpp"
 #include "lib/home.hpp"
+#include "lib/http.hpp"
+#include "lib/listing.hpp"
 #include "lib/log.hpp"
 #include "lib/models/model.hpp"
 #include "lib/state.hpp"
@@ -235,6 +237,51 @@ mcpd::ShelfEntry http_entry(const char* name) {
     return entry;
 }
 
+// A server on the shelf as `list --json` prints it: what its lines show, member by member.
+Json shelf_entry_json(const mcpd::ShelfEntry& e,
+                      const std::optional<mcpd::Authorized>& authorization,
+                      const std::vector<mcpd::ToolDef>& tools) {
+    Json entry = Json::object();
+    entry.set("name", e.name);
+    if (e.config.url.empty()) {
+        Json command = Json::array();
+        for (const std::string& word : e.config.shown)
+            command.push(Json::string(word));
+        entry.set("command", std::move(command));
+        if (!e.config.sandbox.empty())
+            entry.set("sandbox", e.config.sandbox);
+    } else {
+        entry.set("url", redact_url(e.config.url));
+        entry.set("transport", e.config.transport == "sse" ? "sse" : "http");
+        if (authorization) {
+            Json a = Json::object();
+            a.set("issuer", authorization->issuer);
+            if (!authorization->scope.empty())
+                a.set("scope", authorization->scope);
+            entry.set("authorization", std::move(a));
+        }
+    }
+    Json listed = Json::array();
+    for (const mcpd::ToolDef& t : tools) {
+        Json tool = Json::object();
+        tool.set("name", t.name);
+        tool.set("effect", effect_name(t.effect));
+        tool.set("local", t.local);
+        tool.set("idempotent", t.idempotent);
+        listed.push(std::move(tool));
+    }
+    entry.set("tools", std::move(listed));
+    if (e.sampling) {
+        Json sampling = Json::object();
+        sampling.set("max_tokens", e.sampling->max_tokens);
+        sampling.set("per_run", e.sampling->per_run);
+        if (!e.sampling->model.empty())
+            sampling.set("model", e.sampling->model);
+        entry.set("sampling", std::move(sampling));
+    }
+    return entry;
+}
+
 } // namespace
 
 std::vector<OptionSpec> add_options() {
@@ -304,32 +351,39 @@ int add_command(int argc, const char* const* argv) {
 }
 
 int list_command(int argc, const char* const* argv) {
-    const CommandSpec spec{"sion-mcp list", "sion-mcp list",
-                           "Show the servers on the shelf, how each runs, and its pinned tools.",
-                           {}};
+    const CommandSpec spec{
+        "sion-mcp list",
+        "sion-mcp list [--json]",
+        "Show the servers on the shelf, how each runs, and its pinned tools; or with --json one\n"
+        "JSON object a server (schemas/mcp.list.json).",
+        {json_lines_option()},
+    };
     Args args = parse_args_or_exit(spec, argc, argv);
     check_operands(args, 0, 0);
     Db db = or_die(open_state(or_die(prepare_home())));
     mcpd::Shelf shelf(db);
+    const Listing listing(args.has("json"));
     bool first = true;
     for (const mcpd::ShelfEntry& e : or_die(shelf.list())) {
-        if (!first)
-            std::printf("\n");
+        std::optional<mcpd::Authorized> authorization;
+        if (!e.config.url.empty())
+            authorization = mcpd::authorized(e.name, e.config.url);
+        std::string text = first ? "" : "\n";
         first = false;
-        std::printf("%s: %s%s\n", e.name.c_str(), mcpd::describe(e.config).c_str(),
-                    e.config.url.empty() ? "" : mcpd::authorized_words(e.name, e.config.url).c_str());
+        text += e.name + ": " + mcpd::describe(e.config) + mcpd::authorized_words(authorization);
         std::vector<mcpd::Pin> pins = or_die(shelf.pins(e.name));
         std::sort(pins.begin(), pins.end(),
                   [](const mcpd::Pin& a, const mcpd::Pin& b) { return a.tool < b.tool; });
         Json listed = Json::array();
         for (const mcpd::Pin& p : pins)
             listed.push(Json::copy_of(p.definition));
-        for (const mcpd::ToolDef& t :
-             mcpd::tool_defs(listed, e.config.effects, e.name, e.config.local))
-            std::printf("%s (%s)\n", mcpd::one_line(t.name).c_str(),
-                        mcpd::effect_label(t).c_str());
+        std::vector<mcpd::ToolDef> tools =
+            mcpd::tool_defs(listed, e.config.effects, e.name, e.config.local);
+        for (const mcpd::ToolDef& t : tools)
+            text += "\n" + mcpd::one_line(t.name) + " (" + mcpd::effect_label(t) + ")";
         if (e.sampling)
-            std::printf("sampling allowed: %s\n", describe_sampling(*e.sampling).c_str());
+            text += "\nsampling allowed: " + describe_sampling(*e.sampling);
+        listing.print(shelf_entry_json(e, authorization, tools), text);
     }
     return 0;
 }
