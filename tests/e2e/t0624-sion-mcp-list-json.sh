@@ -3,9 +3,10 @@
 # sion-mcp list --json: one JSON object a server on the shelf, in the order of their names, that
 # passes schemas/mcp.list.json and carries what its lines of text show: how it runs (its command's
 # words and its sandbox, or its URL without user info, query or fragment and its transport), its
-# pinned tools with their effects, local or not and idempotent or not, and its sampling limits;
-# never a header or a secret of its URL; the text stays as it was; an empty shelf prints nothing; a
-# malformed invocation with --json is still the one-line usage error (64).
+# pinned tools with their effects, local or not and idempotent or not, who authorized it (a server
+# over HTTP logged in to with its client's credentials), and its sampling limits; never a header, a
+# token, a client's secret or a secret of its URL; the text stays as it was; an empty shelf prints
+# nothing; a malformed invocation with --json is still the one-line usage error (64).
 . "$(dirname "$0")/lib.sh"
 need_jsonschema
 command -v sqlite3 >/dev/null || skip "sqlite3 is not installed (Debian package sqlite3)"
@@ -31,6 +32,25 @@ expect_exit 0 sqlite3 "$db" "INSERT INTO mcp_servers (name, config, protocol, cr
  ('docked', '{\"command\":[\"server\"],\"shown\":[\"server\"],\"sandbox\":\"docker:alpine@sha256:$digest\",\"timeout\":60}', '2025-11-25', 1),
  ('remote', '{\"url\":\"https://me:hunter2@mcp.example.com/mcp?key=s3cret#top\",\"headers\":[[\"X-Key\",\"\${NOTES_KEY}\"]],\"transport\":\"sse\",\"timeout\":60}', '2024-11-05', 1),
  ('plain-http', '{\"url\":\"http://127.0.0.1:8812/mcp\",\"timeout\":60}', '2025-11-25', 1)"
+# The notes server over HTTP, logged in to with a client's credentials, told a header of a secret.
+export NOTES_KEY='nk-Listed-Vq8Rt3Ws6Yx1' CC_SECRET='cs-Listed-Pz4Lm9Kd2Hb7'
+mkdir web && mkfifo web.in
+python3 "$SION_SOURCE_DIR/tests/fixtures/mcp/notes_http_server.py" --dir web --client "cc-app:$CC_SECRET" \
+    <web.in >web.port 2>web.err &
+server=$!
+# shellcheck disable=SC2034 # held open until the end: the server ends when its stdin closes
+exec {hold}>web.in
+trap 'exec {hold}>&-; kill "$server" 2>/dev/null; rm -rf "$scratch"' EXIT
+port=
+for _ in $(seq 100); do
+    port=$(head -n 1 web.port 2>/dev/null)
+    [ -n "$port" ] && break
+    sleep 0.1
+done
+[ -n "$port" ] && ok || fail "the notes server did not start: $(cat web.err)"
+# shellcheck disable=SC2016 # ${NOTES_KEY} is for sion-mcp to expand, where the server is reached
+expect_exit 0 timeout 60 sion-mcp add web --url "http://127.0.0.1:$port/mcp" --header 'X-Key: ${NOTES_KEY}' \
+    --client-id cc-app --client-secret-env CC_SECRET --client-credentials </dev/null
 expect_exit 0 sqlite3 "$db" "INSERT INTO mcp_pins VALUES
  ('boxed', 'fetch', 'x', '{\"name\":\"fetch\",\"annotations\":{\"readOnlyHint\":true}}'),
  ('boxed', 'count', 'y', '{\"name\":\"count\",\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}'),
@@ -62,19 +82,24 @@ sampling allowed: at most 200 tokens a completion and 2 completions a run, writt
 plain-http: http://127.0.0.1:8812/mcp over HTTP
 
 remote: https://mcp.example.com/mcp over HTTP+SSE
-pay (external)"
+pay (external)
+
+web: http://127.0.0.1:$port/mcp over HTTP, authorized at http://127.0.0.1:$port for notes:read
+read_note (read)
+write_note (write, repeats run again)"
 # The same servers as JSON lines, one a server, in the same order.
-expect_exit 0 sion-mcp list --json && expect_json_lines mcp.list.json 6 &&
+expect_exit 0 sion-mcp list --json && expect_json_lines mcp.list.json 7 &&
     expect_out "{\"name\":\"boxed\",\"command\":[\"node\",\"server.js\",\"--root\",\"my dir\"],\"sandbox\":\"bwrap\",\"tools\":[{\"name\":\"count\",\"effect\":\"read\",\"local\":false,\"idempotent\":true},{\"name\":\"fetch\",\"effect\":\"external\",\"local\":false,\"idempotent\":false}]}
 {\"name\":\"docked\",\"command\":[\"server\"],\"sandbox\":\"docker:alpine@sha256:$digest\",\"tools\":[{\"name\":\"put\",\"effect\":\"write\",\"local\":false,\"idempotent\":true}]}
 {\"name\":\"jotter\",\"command\":[\"python3\",\"notes-server.py\"],\"tools\":[{\"name\":\"add_note\",\"effect\":\"write\",\"local\":true,\"idempotent\":true},{\"name\":\"delete_note\",\"effect\":\"spend\",\"local\":false,\"idempotent\":false},{\"name\":\"list_notes\",\"effect\":\"read\",\"local\":true,\"idempotent\":true},{\"name\":\"read_note\",\"effect\":\"read\",\"local\":false,\"idempotent\":true}],\"sampling\":{\"max_tokens\":1000,\"per_run\":5}}
 {\"name\":\"notes\",\"command\":[\"python3\",\"notes-server.py\"],\"tools\":[{\"name\":\"add_note\",\"effect\":\"write\",\"local\":false,\"idempotent\":true},{\"name\":\"delete_note\",\"effect\":\"write\",\"local\":false,\"idempotent\":false},{\"name\":\"list_notes\",\"effect\":\"read\",\"local\":false,\"idempotent\":true},{\"name\":\"read_note\",\"effect\":\"read\",\"local\":false,\"idempotent\":true}],\"sampling\":{\"max_tokens\":200,\"per_run\":2,\"model\":\"openai:gpt-5\"}}
 {\"name\":\"plain-http\",\"url\":\"http://127.0.0.1:8812/mcp\",\"transport\":\"http\",\"tools\":[]}
-{\"name\":\"remote\",\"url\":\"https://mcp.example.com/mcp\",\"transport\":\"sse\",\"tools\":[{\"name\":\"pay\",\"effect\":\"external\",\"local\":false,\"idempotent\":false}]}"
-python3 - "$scratch/out" <<'PY' && ok || fail "the members of list --json"
+{\"name\":\"remote\",\"url\":\"https://mcp.example.com/mcp\",\"transport\":\"sse\",\"tools\":[{\"name\":\"pay\",\"effect\":\"external\",\"local\":false,\"idempotent\":false}]}
+{\"name\":\"web\",\"url\":\"http://127.0.0.1:$port/mcp\",\"transport\":\"http\",\"authorization\":{\"issuer\":\"http://127.0.0.1:$port\",\"scope\":\"notes:read\"},\"tools\":[{\"name\":\"read_note\",\"effect\":\"read\",\"local\":false,\"idempotent\":true},{\"name\":\"write_note\",\"effect\":\"write\",\"local\":false,\"idempotent\":true}]}"
+python3 - "$scratch/out" "$port" <<'PY' && ok || fail "the members of list --json"
 import json, sys
 lines = {l["name"]: l for l in (json.loads(line) for line in open(sys.argv[1], encoding="utf-8"))}
-assert list(lines) == ["boxed", "docked", "jotter", "notes", "plain-http", "remote"], lines
+assert list(lines) == ["boxed", "docked", "jotter", "notes", "plain-http", "remote", "web"], lines
 assert lines["boxed"]["command"] == ["node", "server.js", "--root", "my dir"], lines["boxed"]
 assert lines["boxed"]["sandbox"] == "bwrap" and "sandbox" not in lines["notes"], lines
 assert lines["docked"]["sandbox"].startswith("docker:alpine@sha256:"), lines["docked"]
@@ -88,16 +113,18 @@ assert "sampling" not in lines["boxed"], lines["boxed"]
 assert (lines["remote"]["url"], lines["remote"]["transport"]) == ("https://mcp.example.com/mcp", "sse")
 assert lines["plain-http"]["transport"] == "http" and "command" not in lines["plain-http"]
 assert "authorization" not in lines["remote"], lines["remote"]
+issuer = "http://127.0.0.1:" + sys.argv[2]
+assert lines["web"]["authorization"] == {"issuer": issuer, "scope": "notes:read"}, lines["web"]
 PY
 # No secret of the URL, and no header, in what was printed.
-for secret in hunter2 s3cret '#top' NOTES_KEY X-Key; do
+for secret in hunter2 s3cret '#top' NOTES_KEY X-Key "$NOTES_KEY" "$CC_SECRET" cc-app Bearer; do
     ! grep -qF -- "$secret" "$scratch/out" && ok || fail "list --json printed '$secret'"
 done
 
 # Off the shelf, off the list; all off, nothing again.
 expect_exit 0 sion-mcp remove jotter
-expect_exit 0 sion-mcp list --json && expect_json_lines mcp.list.json 5
-for name in boxed docked notes plain-http remote; do expect_exit 0 sion-mcp remove "$name"; done
+expect_exit 0 sion-mcp list --json && expect_json_lines mcp.list.json 6
+for name in boxed docked notes plain-http remote web; do expect_exit 0 sion-mcp remove "$name"; done
 expect_exit 0 sion-mcp list --json && expect_out ''
 
 # Malformed invocations: the usage error, nothing on stdout.
