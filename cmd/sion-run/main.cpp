@@ -32,7 +32,9 @@ int main(int argc, char** argv) {
              "credential add|remove NAME\n"
              "credential list [--json]"},
             {"setup", setup_command, "setup"},
-            {"chatgpt", chatgpt_command, "chatgpt login|status|models|logout"},
+            {"chatgpt", chatgpt_command,
+             "chatgpt login|status|logout\n"
+             "chatgpt models [--json]"},
         },
         run_options(),
     };
