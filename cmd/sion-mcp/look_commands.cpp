@@ -8,6 +8,7 @@
 #include "mcpd/review.hpp"
 
 #include "lib/home.hpp"
+#include "lib/listing.hpp"
 #include "lib/log.hpp"
 #include "lib/state.hpp"
 
@@ -40,16 +41,33 @@ std::string item_line(JsonView item, std::string_view address_key) {
     return line;
 }
 
+// What `--json` prints of a listed item: the members item_line() shows, as the server gave them
+// (MCP's spelling), each only when the server gave it as a string.
+Json item_entry(JsonView item, std::string_view address_key) {
+    Json entry = Json::object();
+    for (std::string_view key : {address_key, std::string_view("name"),
+                                 std::string_view("description"), std::string_view("mimeType")}) {
+        if (key.empty())
+            continue;
+        if (auto value = item.string(key))
+            entry.set(key, *value);
+    }
+    return entry;
+}
+
 } // namespace
 
 int resources_command(int argc, const char* const* argv) {
     const CommandSpec spec{
         "sion-mcp resources",
-        "sion-mcp resources NAME [--read URI]",
-        "List what the server offers at addresses (its resources and templates), or read one.",
-        {{"read", 0, "URI", "print the resource at URI"}},
+        "sion-mcp resources NAME [--read URI | --json]",
+        "List what the server offers at addresses (its resources and templates), or with --json\n"
+        "one JSON object a line (schemas/mcp.resources.json); or read one.",
+        {{"read", 0, "URI", "print the resource at URI"}, json_lines_option()},
     };
     Args args = parse_args_or_exit(spec, argc, argv);
+    if (args.has("read") && args.has("json"))
+        die(usage_error("--json lists: it does not go with --read"));
     mcpd::ShelfEntry e = entry_or_die(args, spec.usage);
     if (auto uri = args.value("read")) {
         Json params = Json::object();
@@ -97,16 +115,22 @@ int resources_command(int argc, const char* const* argv) {
                             });
         },
         nullptr, mcpd::Person{}, &words), e.name, e.config, words, true);
+    const Listing listing(args.has("json"));
     for (JsonView r : both.get("resources"))
-        std::printf("%s\n", item_line(r, "uri").c_str());
+        listing.print(item_entry(r, "uri"), item_line(r, "uri"));
     for (JsonView t : both.get("templates"))
-        std::printf("%s (template)\n", item_line(t, "uriTemplate").c_str());
+        listing.print(item_entry(t, "uriTemplate"), item_line(t, "uriTemplate") + " (template)");
     return 0;
 }
 
 int prompts_command(int argc, const char* const* argv) {
-    const CommandSpec spec{"sion-mcp prompts", "sion-mcp prompts NAME",
-                           "List the prompts the server offers, with their arguments.", {}};
+    const CommandSpec spec{
+        "sion-mcp prompts",
+        "sion-mcp prompts NAME [--json]",
+        "List the prompts the server offers, with their arguments; or with --json one JSON\n"
+        "object a prompt (schemas/mcp.prompts.json).",
+        {json_lines_option()},
+    };
     Args args = parse_args_or_exit(spec, argc, argv);
     mcpd::ShelfEntry e = entry_or_die(args, spec.usage);
     std::vector<std::string> words;
@@ -120,8 +144,11 @@ int prompts_command(int argc, const char* const* argv) {
             client.list_all("prompts/list", "prompts", std::move(done));
         },
         nullptr, mcpd::Person{}, &words), e.name, e.config, words, true);
+    const Listing listing(args.has("json"));
     for (JsonView p : prompts.view()) {
-        std::printf("%s\n", item_line(p, "").c_str());
+        std::string text = item_line(p, "");
+        Json entry = item_entry(p, "");
+        Json arguments = Json::array();
         for (JsonView a : p.get("arguments")) {
             bool required = a.boolean_or("required", false).value_or(false);
             std::string line = "  " + mcpd::one_line(a.string_or("name", "").value_or(""));
@@ -130,8 +157,13 @@ int prompts_command(int argc, const char* const* argv) {
             std::string d = mcpd::one_line(a.string_or("description", "").value_or(""));
             if (!d.empty())
                 line += ": " + d;
-            std::printf("%s\n", line.c_str());
+            text += "\n" + line;
+            Json argument = item_entry(a, "");
+            argument.set("required", required);
+            arguments.push(std::move(argument));
         }
+        entry.set("arguments", std::move(arguments));
+        listing.print(entry, text);
     }
     return 0;
 }
