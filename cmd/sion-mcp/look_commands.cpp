@@ -42,16 +42,15 @@ std::string item_line(JsonView item, std::string_view address_key) {
 }
 
 // What `--json` prints of a listed item: the members item_line() shows, as the server gave them
-// (MCP's spelling), each only when the server gave it as a string.
+// (MCP's spelling), each only when the server gave it as a string; but the address always, ""
+// when the server gave none, as the text shows it.
 Json item_entry(JsonView item, std::string_view address_key) {
     Json entry = Json::object();
-    for (std::string_view key : {address_key, std::string_view("name"),
-                                 std::string_view("description"), std::string_view("mimeType")}) {
-        if (key.empty())
-            continue;
+    if (!address_key.empty())
+        entry.set(address_key, item.string_or(address_key, "").value_or(""));
+    for (std::string_view key : {"name", "description", "mimeType"})
         if (auto value = item.string(key))
             entry.set(key, *value);
-    }
     return entry;
 }
 
