@@ -135,21 +135,27 @@ Status authorize(ClientEvents& events, std::string_view name, const ServerConfig
     return {};
 }
 
-std::string authorized_words(std::string_view name, std::string_view url) {
+std::optional<Authorized> authorized(std::string_view name, std::string_view url) {
     auto store = open_store(false);
     if (!store)
-        return {};
+        return std::nullopt;
     auto auth = store->server(name);
     if (!auth || !*auth)
-        return {};
-    std::string words;
-    if ((*auth)->server_url == url) {
-        words = ", authorized at " + (*auth)->issuer;
-        if (!(*auth)->scope.empty())
-            words += " for " + (*auth)->scope;
-    }
+        return std::nullopt;
+    std::optional<Authorized> out;
+    if ((*auth)->server_url == url)
+        out = Authorized{(*auth)->issuer, (*auth)->scope};
     wipe((*auth)->access_token);
     wipe((*auth)->refresh_token);
+    return out;
+}
+
+std::string authorized_words(const std::optional<Authorized>& authorization) {
+    if (!authorization)
+        return {};
+    std::string words = ", authorized at " + authorization->issuer;
+    if (!authorization->scope.empty())
+        words += " for " + authorization->scope;
     return words;
 }
 

@@ -44,9 +44,20 @@ struct Person {
 [[nodiscard]] Status authorize(ClientEvents& events, std::string_view name,
                                const ServerConfig& config, const Person* person);
 
-// ", authorized at http://127.0.0.1:8812 for notes:read" — what `list` adds for a server logged in
-// to at `url`; "" for one that is not (tokens kept for the name at another URL are not its).
-[[nodiscard]] std::string authorized_words(std::string_view name, std::string_view url);
+// Who authorized a server over HTTP: the authorization server's issuer, and the scope granted ("":
+// none named).
+struct Authorized {
+    std::string issuer;
+    std::string scope;
+};
+
+// The authorization kept for the server `name` logged in to at `url`; none for one that is not
+// (tokens kept for the name at another URL are not its), or when the store cannot be read.
+[[nodiscard]] std::optional<Authorized> authorized(std::string_view name, std::string_view url);
+
+// ", authorized at http://127.0.0.1:8812 for notes:read" — what `list` adds for a server with
+// `authorization`; "" for none.
+[[nodiscard]] std::string authorized_words(const std::optional<Authorized>& authorization);
 
 // `sion agent mcp logout NAME`: revokes and forgets, printing what was done to `out`.
 [[nodiscard]] Status log_out(std::string_view name, int out);

@@ -8,6 +8,8 @@ fixture (and of examples/pipes-*.jsonl) must pass the envelope and its method's 
 every file in tests/fixtures/<name>/ must pass the file format's schema <name>.schema.json, and every
 file in tests/fixtures/<name>-invalid/ fail it; every line in tests/fixtures/<program>-event/ must pass
 the program's events' schema <program>.event.json, and every line in <program>-event-invalid/ fail it;
+every line of tests/fixtures/lists/<program>.<command>.jsonl must pass the list's schema
+<program>.<command>.json, and every line of lists-invalid/<program>.<command>.jsonl fail it;
 every schema must be exercised by a fixture; every tool's spec in schemas/tools/ must be its name, a
 description and a valid input schema. Prints one line per failure on stdout, as
 "path:line: what is wrong" (or "path: …" for a whole file), and exits 1 if there was any, 0 if none.
@@ -32,6 +34,10 @@ METHOD_SCHEMA = re.compile(r"^([A-Za-z][A-Za-z0-9_]*(?:\.[A-Za-z][A-Za-z0-9_]*)+
 FILE_SCHEMA = re.compile(r"^([a-z][a-z0-9]*(?:-[a-z0-9]+)*)\.schema\.json$")
 # <program>.event.json: the JSON events a program prints, one a line (run.event.json for sion-run).
 EVENT_SCHEMA = re.compile(r"^([a-z][a-z0-9]*(?:-[a-z0-9]+)*)\.event\.json$")
+# <program>.<command>.json: the lines a command that lists prints with --json, one object a line
+# (run.sessions.json for `sion-run sessions`, run.credential-list.json for `sion-run credential list`).
+# Checked after the two above, whose last words (schema, event) no such command has.
+LIST_SCHEMA = re.compile(r"^([a-z][a-z0-9]*(?:-[a-z0-9]+)*\.[a-z][a-z0-9]*(?:-[a-z0-9]+)*)\.json$")
 METHOD_FIXTURE = re.compile(r"^([A-Za-z][A-Za-z0-9_]*(?:\.[A-Za-z][A-Za-z0-9_]*)+)\.jsonl$")
 
 try:
@@ -72,10 +78,10 @@ class Checker:
         for name in names:
             path = os.path.join(self.schemas_dir, name)
             where = self.show(path)
-            if not any(p.match(name) for p in (FILE_SCHEMA, METHOD_SCHEMA, EVENT_SCHEMA)):
+            if not any(p.match(name) for p in (FILE_SCHEMA, METHOD_SCHEMA, EVENT_SCHEMA, LIST_SCHEMA)):
                 self.fail(where, "not a schema's name: want envelope.schema.json, <name>.schema.json, "
-                                 "<program>.event.json, <noun>.<verb>.params.json or "
-                                 "<noun>.<verb>.result.json")
+                                 "<program>.event.json, <program>.<command>.json, "
+                                 "<noun>.<verb>.params.json or <noun>.<verb>.result.json")
                 continue
             try:
                 with open(path, encoding="utf-8") as f:
@@ -382,15 +388,46 @@ class Checker:
                     if self.errors(name, event) is None:
                         self.fail(where, f"valid against {name}, but it must fail")
 
+    # --- a list's lines --------------------------------------------------------------------------
+
+    @staticmethod
+    def list_stem(name):
+        """<program>.<command> of a list's schema, or None for a schema of another kind."""
+        if FILE_SCHEMA.match(name) or EVENT_SCHEMA.match(name):
+            return None
+        match = LIST_SCHEMA.match(name)
+        return match.group(1) if match else None
+
+    def check_list_fixtures(self):
+        for sub, valid in (("lists", True), ("lists-invalid", False)):
+            for path in self.jsonl_files(sub):
+                name = os.path.basename(path)[: -len(".jsonl")] + ".json"
+                if self.list_stem(name) is None:
+                    self.fail(self.show(path), "not a list's fixture: want <program>.<command>.jsonl")
+                    continue
+                if name not in self.schemas:
+                    self.fail(self.show(path), f"schemas/{name} is missing")
+                    continue
+                for where, line in self.lines(path):
+                    why = self.errors(name, line)
+                    if valid and why is not None:
+                        self.fail(where, f"{name}: {why}")
+                    elif valid:
+                        self.exercised.add(name)
+                    elif why is None:
+                        self.fail(where, f"valid against {name}, but it must fail")
+
     def check_coverage(self):
         for name in sorted(self.schemas):
             if name not in self.exercised:
                 stem = METHOD_SCHEMA.match(name)
                 file_stem = FILE_SCHEMA.match(name) if name != ENVELOPE else None
                 event_stem = EVENT_SCHEMA.match(name)
+                list_stem = self.list_stem(name) if not stem else None
                 fixture = (f"methods/{stem.group(1)}.jsonl" if stem else
                            f"{file_stem.group(1)}/" if file_stem else
-                           f"{event_stem.group(1)}-event/" if event_stem else "envelope/")
+                           f"{event_stem.group(1)}-event/" if event_stem else
+                           f"lists/{list_stem}.jsonl" if list_stem else "envelope/")
                 self.fail(self.show(os.path.join(self.schemas_dir, name)),
                           f"no valid fixture in {self.show(os.path.join(self.fixtures_dir, fixture))}")
 
@@ -438,6 +475,7 @@ def main():
     checker.check_method_fixtures()
     checker.check_file_fixtures()
     checker.check_event_fixtures()
+    checker.check_list_fixtures()
     checker.check_tool_specs()
     checker.check_coverage()
     sys.stdout.flush()

@@ -5,6 +5,7 @@
 #include "hooks/hooks_file.hpp"
 #include "hooks/private_file.hpp"
 #include "lib/cli.hpp"
+#include "lib/listing.hpp"
 #include "lib/log.hpp"
 #include "lib/text.hpp"
 
@@ -30,22 +31,42 @@ size_t parse_number(const std::string& text) {
     return n;
 }
 
+// A hook as `list --json` prints it: what hook_line() shows, member by member.
+Json hook_entry(const Hook& hook, size_t number) {
+    Json entry = Json::object();
+    entry.set("number", static_cast<int64_t>(number));
+    entry.set("event", event_name(hook.event));
+    if (is_tool_event(hook.event)) {
+        Json tools = Json::array();
+        for (const auto& p : hook.tools)
+            tools.push(Json::string(p));
+        entry.set("tools", std::move(tools));
+    }
+    entry.set("timeout", hook.timeout_s);
+    Json command = Json::array();
+    for (const auto& word : hook.command)
+        command.push(Json::string(word));
+    entry.set("command", std::move(command));
+    return entry;
+}
+
 } // namespace
 
 int list_command(int argc, const char* const* argv) {
     const CommandSpec spec{
         "sion-hooks list",
-        "sion-hooks list",
+        "sion-hooks list [--json]",
         "List the hooks, one a line, in the order they run: the number remove takes, the event,\n"
         "a tool hook's patterns (* when it is for every tool), the timeout when it is not 30 s,\n"
-        "and the command.",
-        {},
+        "and the command; or with --json one JSON object a line (schemas/hooks.list.json).",
+        {json_lines_option()},
     };
     Args args = parse_args_or_exit(spec, argc, argv);
     check_operands(args, 0, 0);
     std::vector<Hook> hooks = or_die(load_hooks(hooks_file_or_die(false)));
+    const Listing listing(args.has("json"));
     for (size_t i = 0; i < hooks.size(); ++i)
-        std::printf("%s\n", hook_line(hooks[i], i + 1).c_str());
+        listing.print(hook_entry(hooks[i], i + 1), hook_line(hooks[i], i + 1));
     return 0;
 }
 

@@ -17,7 +17,7 @@ int main(int argc, char** argv) {
         {
             {"add", add_command,
              "add --event EVENT [--tool PATTERN]... [--timeout S] [--] COMMAND [ARGS...]"},
-            {"list", list_command, "list"},
+            {"list", list_command, "list [--json]"},
             {"remove", remove_command, "remove N"},
             {"fire", fire_command, "fire EVENT < EVENT.json"},
             {"check", check_command, "check"},

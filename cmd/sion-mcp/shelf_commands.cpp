@@ -1,19 +1,24 @@
 // SPDX-License-Identifier: MIT
 // sion-mcp add, list, review, remove, give, drop and sampling: the shelf of servers and their pins.
 #include "cmd/sion-mcp/commands.hpp"
-#include "lib/agents.hpp"
-#include "lib/home.hpp"
-#include "lib/log.hpp"
-#include "lib/models/model.hpp"
-#include "lib/proto/mcp_names.hpp"
-#include "lib/state.hpp"
-#include "lib/text.hpp"
+
 #include "mcpd/authorize.hpp"
+
 #include "mcpd/oneshot.hpp"
 #include "mcpd/review.hpp"
 #include "mcpd/shelf.hpp"
 #include "mcpd/transport_http.hpp"
 #include "sandboxd/config.hpp"
+
+#include "lib/agents.hpp"
+#include "lib/home.hpp"
+#include "lib/http.hpp"
+#include "lib/listing.hpp"
+#include "lib/log.hpp"
+#include "lib/proto/mcp_names.hpp"
+#include "lib/models/model.hpp"
+#include "lib/state.hpp"
+#include "lib/text.hpp"
 
 #include <sys/stat.h>
 
@@ -43,14 +48,14 @@ Looked look(std::string_view name, const mcpd::ServerConfig& config, const std::
             const mcpd::Person& person, bool on_shelf) {
     Looked looked;
     std::vector<std::string> words;
-    Json tools =
-        served_or_die(mcpd::with_server(
-                          name, config, try_first,
-                          [](mcpd::Client& client, const mcpd::Connected&, mcpd::Done done) {
-                              client.list_all("tools/list", "tools", std::move(done));
-                          },
-                          &looked.connected, person, &words),
-                      name, config, words, on_shelf);
+    Json tools = served_or_die(
+        mcpd::with_server(
+            name, config, try_first,
+            [](mcpd::Client& client, const mcpd::Connected&, mcpd::Done done) {
+                client.list_all("tools/list", "tools", std::move(done));
+            },
+            &looked.connected, person, &words),
+        name, config, words, on_shelf);
     looked.tools = mcpd::tool_defs(tools, config.effects, name, config.local);
     return looked;
 }
@@ -66,9 +71,7 @@ std::string heading(std::string_view name, const mcpd::Connected& c) {
 // --dir and --sandbox-read: absolute, existing directories outside $SION_HOME.
 std::string directory(const std::string& given, const std::string& home, const char* what) {
     std::string path = or_die(resolve_path(given));
-
     struct stat st {};
-
     if (::stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
         die(make_error(Exit::no_input, "%s '%s' is not a directory", what, given.c_str()));
     if (or_die(paths_overlap(path, home)))
@@ -81,9 +84,7 @@ std::string directory(const std::string& given, const std::string& home, const c
 std::string kept_word(const std::string& word) {
     if (word.empty() || word[0] == '-' || word[0] == '/')
         return word;
-
     struct stat st {};
-
     if (::stat(word.c_str(), &st) != 0)
         return word;
     auto path = resolve_path(word);
@@ -152,8 +153,8 @@ mcpd::ServerConfig http_config_from(const Args& args) {
         die(usage_error("--url takes an http or https URL, not '" + one_line(c.url) + "'"));
     if (args.operands().size() > 1)
         die(usage_error("give either --url or a command, not both"));
-    for (const char* local :
-         {"dir", "env", "sandbox", "sandbox-network", "sandbox-read", "sandbox-memory"})
+    for (const char* local : {"dir", "env", "sandbox", "sandbox-network", "sandbox-read",
+                              "sandbox-memory"})
         if (args.has(local))
             die(usage_error(std::string("--") + local
                             + " does not go with --url: a server over HTTP runs elsewhere"));
@@ -169,9 +170,9 @@ mcpd::ServerConfig config_from(const Args& args, const std::string& home) {
         effects_and_timeout(args, c);
         return c;
     }
-    for (const char* remote :
-         {"header", "no-browser", "issuer", "client-id", "client-secret-env", "client-metadata-url",
-          "callback-port", "scope", "client-credentials", "workload-token-file"})
+    for (const char* remote : {"header", "no-browser", "issuer", "client-id", "client-secret-env",
+                               "client-metadata-url", "callback-port", "scope",
+                               "client-credentials", "workload-token-file"})
         if (args.has(remote))
             die(usage_error(std::string("--") + remote + " goes with --url"));
     mcpd::ServerConfig c;
@@ -203,8 +204,7 @@ mcpd::ServerConfig config_from(const Args& args, const std::string& home) {
         c.network = args.value("sandbox-network").value_or("");
     } else if (args.has("sandbox-network") || args.has("sandbox-read")
                || args.has("sandbox-memory")) {
-        die(usage_error(
-            "--sandbox-network, --sandbox-read and --sandbox-memory go with --sandbox"));
+        die(usage_error("--sandbox-network, --sandbox-read and --sandbox-memory go with --sandbox"));
     }
     effects_and_timeout(args, c);
     c.shown = command;
@@ -238,6 +238,51 @@ mcpd::ShelfEntry http_entry(const char* name) {
     return entry;
 }
 
+// A server on the shelf as `list --json` prints it: what its lines show, member by member.
+Json shelf_entry_json(const mcpd::ShelfEntry& e,
+                      const std::optional<mcpd::Authorized>& authorization,
+                      const std::vector<mcpd::ToolDef>& tools) {
+    Json entry = Json::object();
+    entry.set("name", e.name);
+    if (e.config.url.empty()) {
+        Json command = Json::array();
+        for (const std::string& word : e.config.shown)
+            command.push(Json::string(word));
+        entry.set("command", std::move(command));
+        if (!e.config.sandbox.empty())
+            entry.set("sandbox", e.config.sandbox);
+    } else {
+        entry.set("url", redact_url(e.config.url));
+        entry.set("transport", e.config.transport == "sse" ? "sse" : "http");
+        if (authorization) {
+            Json a = Json::object();
+            a.set("issuer", authorization->issuer);
+            if (!authorization->scope.empty())
+                a.set("scope", authorization->scope);
+            entry.set("authorization", std::move(a));
+        }
+    }
+    Json listed = Json::array();
+    for (const mcpd::ToolDef& t : tools) {
+        Json tool = Json::object();
+        tool.set("name", t.name);
+        tool.set("effect", effect_name(t.effect));
+        tool.set("local", t.local);
+        tool.set("idempotent", t.idempotent);
+        listed.push(std::move(tool));
+    }
+    entry.set("tools", std::move(listed));
+    if (e.sampling) {
+        Json sampling = Json::object();
+        sampling.set("max_tokens", e.sampling->max_tokens);
+        sampling.set("per_run", e.sampling->per_run);
+        if (!e.sampling->model.empty())
+            sampling.set("model", e.sampling->model);
+        entry.set("sampling", std::move(sampling));
+    }
+    return entry;
+}
+
 } // namespace
 
 std::vector<OptionSpec> add_options() {
@@ -247,8 +292,7 @@ std::vector<OptionSpec> add_options() {
          "a header of every request to the URL; ${VAR} is VAR's value where it runs (repeatable)"},
         {"dir", 0, "DIR", "where the server works (in a sandbox: /workspace)"},
         {"env", 0, "NAME", "a variable of yours the server is given (repeatable)"},
-        {"sandbox", 0, "BACKEND",
-         "bwrap or docker:IMAGE@sha256:DIGEST: run it in the shell's sandbox"},
+        {"sandbox", 0, "BACKEND", "bwrap or docker:IMAGE@sha256:DIGEST: run it in the shell's sandbox"},
         {"sandbox-network", 0, "NETWORK", "the sandbox's network (none)"},
         {"sandbox-read", 0, "DIR", "a directory the sandbox shows read-only (repeatable)"},
         {"sandbox-memory", 0, "SIZE", "the sandbox's memory, as 512M or 8G (4G)"},
@@ -308,33 +352,39 @@ int add_command(int argc, const char* const* argv) {
 }
 
 int list_command(int argc, const char* const* argv) {
-    const CommandSpec spec{"sion-mcp list",
-                           "sion-mcp list",
-                           "Show the servers on the shelf, how each runs, and its pinned tools.",
-                           {}};
+    const CommandSpec spec{
+        "sion-mcp list",
+        "sion-mcp list [--json]",
+        "Show the servers on the shelf, how each runs, and its pinned tools; or with --json one\n"
+        "JSON object a server (schemas/mcp.list.json).",
+        {json_lines_option()},
+    };
     Args args = parse_args_or_exit(spec, argc, argv);
     check_operands(args, 0, 0);
     Db db = or_die(open_state(or_die(prepare_home())));
     mcpd::Shelf shelf(db);
+    const Listing listing(args.has("json"));
     bool first = true;
     for (const mcpd::ShelfEntry& e : or_die(shelf.list())) {
-        if (!first)
-            std::printf("\n");
+        std::optional<mcpd::Authorized> authorization;
+        if (!e.config.url.empty())
+            authorization = mcpd::authorized(e.name, e.config.url);
+        std::string text = first ? "" : "\n";
         first = false;
-        std::printf("%s: %s%s\n", e.name.c_str(), mcpd::describe(e.config).c_str(),
-                    e.config.url.empty() ? ""
-                                         : mcpd::authorized_words(e.name, e.config.url).c_str());
+        text += e.name + ": " + mcpd::describe(e.config) + mcpd::authorized_words(authorization);
         std::vector<mcpd::Pin> pins = or_die(shelf.pins(e.name));
         std::sort(pins.begin(), pins.end(),
                   [](const mcpd::Pin& a, const mcpd::Pin& b) { return a.tool < b.tool; });
         Json listed = Json::array();
         for (const mcpd::Pin& p : pins)
             listed.push(Json::copy_of(p.definition));
-        for (const mcpd::ToolDef& t :
-             mcpd::tool_defs(listed, e.config.effects, e.name, e.config.local))
-            std::printf("%s (%s)\n", one_line(t.name).c_str(), mcpd::effect_label(t).c_str());
+        std::vector<mcpd::ToolDef> tools =
+            mcpd::tool_defs(listed, e.config.effects, e.name, e.config.local);
+        for (const mcpd::ToolDef& t : tools)
+            text += "\n" + one_line(t.name) + " (" + mcpd::effect_label(t) + ")";
         if (e.sampling)
-            std::printf("sampling allowed: %s\n", describe_sampling(*e.sampling).c_str());
+            text += "\nsampling allowed: " + describe_sampling(*e.sampling);
+        listing.print(shelf_entry_json(e, authorization, tools), text);
     }
     return 0;
 }
@@ -369,14 +419,8 @@ int review_command(int argc, const char* const* argv) {
     std::vector<mcpd::ToolDef> usable;
     for (const mcpd::ToolDef& t : looked.tools)
         if (t.unusable.empty())
-            usable.push_back({t.name,
-                              t.description,
-                              Json::copy_of(t.definition),
-                              t.digest,
-                              t.effect,
-                              t.idempotent,
-                              t.local,
-                              {}});
+            usable.push_back({t.name, t.description, Json::copy_of(t.definition), t.digest,
+                              t.effect, t.idempotent, t.local, {}});
     bool changed = effects_changed;
     for (const mcpd::Reviewed& r : mcpd::compare(usable, pins)) {
         const char* mark = "unchanged";
@@ -436,8 +480,9 @@ int login_command(int argc, const char* const* argv) {
     check_operands(args, 1, 1);
     mcpd::ShelfEntry entry = http_entry(name);
     if (auto scope = args.value("scope"))
-        entry.config.auth.scope =
-            entry.config.auth.scope.empty() ? *scope : entry.config.auth.scope + " " + *scope;
+        entry.config.auth.scope = entry.config.auth.scope.empty()
+            ? *scope
+            : entry.config.auth.scope + " " + *scope;
     or_die(mcpd::log_in(name, entry.config, person_from(args)));
     return 0;
 }

@@ -3,10 +3,12 @@
 #include "cmd/sion-run/commands.hpp"
 #include "lib/agents.hpp"
 #include "lib/home.hpp"
+#include "lib/listing.hpp"
 #include "lib/log.hpp"
 #include "lib/models/model.hpp"
 #include "lib/policy.hpp"
 #include "lib/state.hpp"
+#include "lib/text.hpp"
 
 #include <cstdio>
 
@@ -53,10 +55,11 @@ int create_command(int argc, const char* const* argv) {
 int list_command(int argc, const char* const* argv) {
     const CommandSpec spec{
         "sion-run list",
-        "sion-run list [PROFILE]",
+        "sion-run list [PROFILE] [--json]",
         "List the agents, of PROFILE or of every profile, oldest first: the short id, the\n"
-        "profile, and the profile's autonomy level and models.",
-        {},
+        "profile, and the profile's autonomy level and models; or with --json one JSON object\n"
+        "a line (schemas/run.list.json).",
+        {json_lines_option()},
     };
     Args args = parse_args_or_exit(spec, argc, argv);
     check_operands(args, 0, 1);
@@ -68,13 +71,22 @@ int list_command(int argc, const char* const* argv) {
     Db db = open_or_die();
     if (profile && !or_die(find_profile(db, *profile)))
         die(make_error(Exit::no_input, "no profile '%s'", args.operands()[0].c_str()));
+    const Listing listing(args.has("json"));
     for (const auto& a : or_die(list_agents(db, profile))) {
         Profile p = *or_die(find_profile(db, a.profile));
         std::string models;
-        for (const auto& m : p.models)
+        Json entry = Json::object();
+        entry.set("agent", a.id);
+        entry.set("profile", a.profile);
+        entry.set("autonomy", autonomy_name(p.autonomy));
+        Json listed = Json::array();
+        for (const auto& m : p.models) {
             models += " " + m;
-        std::printf("%s %s %s%s\n", short_agent_id(a.id).c_str(), a.profile.c_str(),
-                    autonomy_name(p.autonomy).c_str(), models.c_str());
+            listed.push(Json::string(m));
+        }
+        entry.set("models", std::move(listed));
+        listing.print(entry, format("%s %s %s%s", short_agent_id(a.id).c_str(), a.profile.c_str(),
+                                    autonomy_name(p.autonomy).c_str(), models.c_str()));
     }
     return 0;
 }

@@ -5,6 +5,7 @@
 #include "lib/child.hpp"
 #include "lib/crypto.hpp"
 #include "lib/home.hpp"
+#include "lib/listing.hpp"
 #include "lib/log.hpp"
 #include "lib/models/chatgpt.hpp"
 #include "lib/oauth_loopback.hpp"
@@ -153,16 +154,19 @@ int chatgpt_command(int argc, const char* const* argv) {
         "sion-run chatgpt",
         "sion-run chatgpt login\n"
         "sion-run chatgpt status\n"
-        "sion-run chatgpt models\n"
+        "sion-run chatgpt models [--json]\n"
         "sion-run chatgpt logout",
         "Sign in with a ChatGPT account, so that agents run on its plan (--model chatgpt:MODEL):\n"
         "login opens OpenAI's sign-in in the browser ($BROWSER) and waits for it on\n"
         "127.0.0.1:1455 (another port if that one is taken); status says who is signed in,\n"
-        "models lists the plan's models, logout forgets the account.",
-        {},
+        "models lists the plan's models (with --json one JSON object a line,\n"
+        "schemas/run.chatgpt-models.json), logout forgets the account.",
+        {json_lines_option()},
     };
     Args args = parse_args_or_exit(spec, argc, argv);
     std::string_view what = pick_command(args, {"login", "status", "models", "logout"});
+    if (args.has("json") && what != "models")
+        die(usage_error("--json goes with models: sion-run chatgpt models --json"));
     check_operands(args, 1, 1);
     std::string home = or_die(prepare_home());
     if (what == "login")
@@ -171,8 +175,12 @@ int chatgpt_command(int argc, const char* const* argv) {
         return status(home);
     if (what == "logout")
         return logout(home);
-    for (const std::string& model : or_die(chatgpt::plan_models(home)))
-        std::printf("%s\n", model.c_str());
+    const Listing listing(args.has("json"));
+    for (const std::string& model : or_die(chatgpt::plan_models(home))) {
+        Json entry = Json::object();
+        entry.set("model", model);
+        listing.print(entry, model);
+    }
     return 0;
 }
 

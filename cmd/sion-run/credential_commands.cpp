@@ -5,6 +5,7 @@
 #include "cmd/sion-run/commands.hpp"
 #include "lib/crypto.hpp"
 #include "lib/home.hpp"
+#include "lib/listing.hpp"
 #include "lib/log.hpp"
 #include "lib/secrets.hpp"
 #include "lib/text.hpp"
@@ -159,25 +160,33 @@ int credential_command(int argc, const char* const* argv) {
     const CommandSpec spec{
         "sion-run credential",
         "sion-run credential add NAME\n"
-        "sion-run credential list\n"
+        "sion-run credential list [--json]\n"
         "sion-run credential remove NAME",
         "Keep a credential sealed on this machine, for the variable NAME: add reads its value\n"
         "from the terminal without showing it (or one line of standard input), list prints the\n"
-        "names kept, never their values, and remove forgets one. A variable set in the\n"
+        "names kept, never their values (with --json one JSON object a line,\n"
+        "schemas/run.credential-list.json), and remove forgets one. A variable set in the\n"
         "environment wins over the value kept.",
-        {},
+        {json_lines_option()},
     };
     Args args = parse_args_or_exit(spec, argc, argv);
     const auto& ops = args.operands();
     std::string what(pick_command(args, {"add", "list", "remove"}));
+    if (args.has("json") && what != "list")
+        die(usage_error("--json goes with list: sion-run credential list --json"));
     size_t want = what == "list" ? 1 : 2;
     check_operands(args, want, want,
                    "give the credential's name: sion-run credential " + what + " NAME");
     std::string home = or_die(prepare_home());
     if (what == "list") {
         secrets::Store store = or_die(secrets::Store::open(home, false));
-        for (const auto& name : or_die(store.names()))
-            std::printf("%s\n", name.c_str());
+        const Listing listing(args.has("json"));
+        for (const auto& name : or_die(store.names())) {
+            Json entry = Json::object();
+            entry.set("name", name);
+            entry.set("in_environment", set_in_environment(name));
+            listing.print(entry, name);
+        }
         return 0;
     }
     std::string name = check_name(ops[1]);

@@ -25,12 +25,16 @@ int main(int argc, char** argv) {
         {
             {"run", run_command, "run PROFILE AGENT --task TEXT [options]"},
             {"create", create_command, "create PROFILE [--model M]... [--autonomy LEVEL]"},
-            {"list", list_command, "list [PROFILE]"},
-            {"sessions", sessions_command, "sessions [AGENT]"},
+            {"list", list_command, "list [PROFILE] [--json]"},
+            {"sessions", sessions_command, "sessions [AGENT] [--json]"},
             {"show", show_command, "show SESSION [--json]"},
-            {"credential", credential_command, "credential add|list|remove [NAME]"},
+            {"credential", credential_command,
+             "credential add|remove NAME\n"
+             "credential list [--json]"},
             {"setup", setup_command, "setup"},
-            {"chatgpt", chatgpt_command, "chatgpt login|status|models|logout"},
+            {"chatgpt", chatgpt_command,
+             "chatgpt login|status|logout\n"
+             "chatgpt models [--json]"},
         },
         run_options(),
     };

@@ -6,6 +6,7 @@
 #include "session/transcript.hpp"
 #include "lib/agents.hpp"
 #include "lib/home.hpp"
+#include "lib/listing.hpp"
 #include "lib/log.hpp"
 #include "lib/state.hpp"
 #include "lib/text.hpp"
@@ -44,10 +45,11 @@ std::string headline(std::string_view task) {
 int sessions_command(int argc, const char* const* argv) {
     const CommandSpec spec{
         "sion-run sessions",
-        "sion-run sessions [AGENT]",
+        "sion-run sessions [AGENT] [--json]",
         "List the sessions, of AGENT or of every agent, newest first: the id, the agent, the\n"
-        "state, the calls made, and the first task.",
-        {},
+        "state, the calls made, and the first task; or with --json one JSON object a line\n"
+        "(schemas/run.sessions.json).",
+        {json_lines_option()},
     };
     Args args = parse_args_or_exit(spec, argc, argv);
     check_operands(args, 0, 1);
@@ -58,11 +60,20 @@ int sessions_command(int argc, const char* const* argv) {
         agent = or_die(find_agent(db, args.operands()[0], std::nullopt)).id;
     auto rows =
         or_die(list_sessions(db, agent ? std::optional<std::string_view>(*agent) : std::nullopt));
+    const Listing listing(args.has("json"));
     for (const auto& row : rows) {
         auto calls = or_die(load_calls(db, row.id));
-        std::printf("%s %s %s %zu call%s %s\n", row.id.c_str(), short_agent_id(row.agent).c_str(),
-                    state_now(row).c_str(), calls.size(), calls.size() == 1 ? "" : "s",
-                    shown_line(headline(row.task)).c_str());
+        std::string state = state_now(row);
+        Json entry = Json::object();
+        entry.set("session", row.id);
+        entry.set("agent", row.agent);
+        entry.set("state", state);
+        entry.set("calls", static_cast<int64_t>(calls.size()));
+        entry.set("task", row.task);
+        listing.print(entry,
+                      format("%s %s %s %zu call%s %s", row.id.c_str(),
+                             short_agent_id(row.agent).c_str(), state.c_str(), calls.size(),
+                             calls.size() == 1 ? "" : "s", shown_line(headline(row.task)).c_str()));
     }
     return 0;
 }

@@ -1,9 +1,11 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
 # Checks files of sion-run's JSON events (`run --json`, `show --json`) against
-# schemas/run.event.json, for the e2e suites: every line one event that passes its schema.
+# schemas/run.event.json, for the e2e suites: every line one event that passes its schema. With
+# --schema, the lines a command prints against another schema of schemas/ (a list's, as
+# run.sessions.json for `sion-run sessions --json`).
 #
-#   check_run_events.py SCHEMAS_DIR FILE...
+#   check_run_events.py [--schema NAME] SCHEMAS_DIR FILE...
 #
 # Prints "file:line: what is wrong" for each failure and exits 1 if there was any, 0 if none; 69
 # without python3-jsonschema.
@@ -23,21 +25,29 @@ warnings.simplefilter("ignore", DeprecationWarning)  # RefResolver, deprecated i
 
 
 def main():
-    if len(sys.argv) < 3:
+    args = sys.argv[1:]
+    name = "run.event.json"
+    if len(args) >= 2 and args[0] == "--schema":
+        name = args[1]
+        args = args[2:]
+    if len(args) < 2:
         print("check_run_events.py: give the schemas directory and the event files", file=sys.stderr)
         sys.exit(64)
-    schemas = sys.argv[1]
+    schemas = args[0]
     store = {}
-    for name in os.listdir(schemas):
-        if name.endswith(".json"):
-            with open(os.path.join(schemas, name), encoding="utf-8") as f:
+    for file in os.listdir(schemas):
+        if file.endswith(".json"):
+            with open(os.path.join(schemas, file), encoding="utf-8") as f:
                 schema = json.load(f)
-            store[schema.get("$id", name)] = schema
-    schema = store["run.event.json"]
+            store[schema.get("$id", file)] = schema
+    if name not in store:
+        print("check_run_events.py: no schema '%s' in '%s'" % (name, schemas), file=sys.stderr)
+        sys.exit(66)
+    schema = store[name]
     resolver = jsonschema.RefResolver.from_schema(schema, store=store)
     validator = jsonschema.Draft202012Validator(schema, resolver=resolver)
     failures = 0
-    for path in sys.argv[2:]:
+    for path in args[1:]:
         with open(path, encoding="utf-8") as f:
             for n, line in enumerate(f, 1):
                 try:

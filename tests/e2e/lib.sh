@@ -62,6 +62,32 @@ expect_grep() {
     ok
 }
 
+# need_jsonschema: skips unless python3 can check JSON Schemas of draft 2020-12 (python3-jsonschema).
+need_jsonschema() {
+    command -v python3 >/dev/null || skip "python3 is not installed"
+    python3 -c 'import jsonschema; jsonschema.Draft202012Validator' 2>/dev/null ||
+        skip "python3 cannot import jsonschema with draft 2020-12 (Debian package python3-jsonschema)"
+}
+
+# expect_json_lines SCHEMA COUNT: the last expect_exit's stdout is COUNT lines, each a JSON object
+# that passes schemas/SCHEMA (a list's, as run.sessions.json). Needs need_jsonschema.
+expect_json_lines() {
+    local lines
+    lines=$(wc -l <"$scratch/out")
+    if [ "$lines" -ne "$2" ]; then
+        fail "$lines lines, want $2 of $1"
+        sed 's/^/  | /' "$scratch/out" >&2
+        return 1
+    fi
+    if ! python3 "$SION_SOURCE_DIR/tests/e2e/check_run_events.py" --schema "$1" \
+        "$SION_SOURCE_DIR/schemas" "$scratch/out" >"$scratch/schema-check" 2>&1; then
+        fail "stdout fails $1"
+        sed 's/^/  | /' "$scratch/schema-check" >&2
+        return 1
+    fi
+    ok
+}
+
 # need_bwrap: skips unless bubblewrap is installed and can make a sandbox here.
 need_bwrap() {
     command -v bwrap >/dev/null || skip "bwrap is not installed (Debian package bubblewrap)"

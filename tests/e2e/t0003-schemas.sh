@@ -4,8 +4,9 @@
 # tests/fixtures/envelope/ and methods/ passes the envelope and its method's schemas, every line of
 # envelope-invalid/ and methods-invalid/ fails, every file of a format's fixtures (script-model/) passes
 # its schema and every file of script-model-invalid/ fails, every line of a program's events
-# (run-event/) passes its schema and every line of run-event-invalid/ fails (tests/validate_fixtures.py,
-# schemas/README.md). Then the validator is shown to catch each kind of mistake, on copies in the
+# (run-event/) passes its schema and every line of run-event-invalid/ fails, every line of a
+# command's list (lists/) passes its schema and every line of lists-invalid/ fails
+# (tests/validate_fixtures.py, schemas/README.md). Then the validator is shown to catch each kind of mistake, on copies in the
 # scratch directory.
 . "$(dirname "$0")/lib.sh"
 
@@ -30,6 +31,10 @@ done
 for d in tests/fixtures/run-event tests/fixtures/run-event-invalid; do
     set -- "$SION_SOURCE_DIR/$d"/*.jsonl
     [ -f "$1" ] && ok || fail "no event fixtures in $d"
+done
+for d in tests/fixtures/lists tests/fixtures/lists-invalid; do
+    set -- "$SION_SOURCE_DIR/$d"/*.jsonl
+    [ -f "$1" ] && ok || fail "no list fixtures in $d"
 done
 cd "$scratch" || exit 1
 
@@ -84,10 +89,10 @@ printf '{"$schema":"http://json-schema.org/draft-07/schema#","$id":"demo.echo.re
 printf '{"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"other.json"}\n' >t/schemas/demo.json
 printf '{"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"demo.ref.params.json","$ref":"common.json"}\n' >t/schemas/demo.ref.params.json
 printf '{"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"demo.doc.schema.json"}\n' >t/schemas/demo.doc.schema.json
-check "bad schemas" 1 "t/schemas/demo.doc.schema.json: not a schema's name: want envelope.schema.json, <name>.schema.json, <program>.event.json, <noun>.<verb>.params.json or <noun>.<verb>.result.json
+check "bad schemas" 1 "t/schemas/demo.doc.schema.json: not a schema's name: want envelope.schema.json, <name>.schema.json, <program>.event.json, <program>.<command>.json, <noun>.<verb>.params.json or <noun>.<verb>.result.json
 t/schemas/demo.echo.params.json: not a valid 2020-12 schema: 'objekt' is not valid under any of the given schemas at \$.type
 t/schemas/demo.echo.result.json: \$schema is not https://json-schema.org/draft/2020-12/schema
-t/schemas/demo.json: not a schema's name: want envelope.schema.json, <name>.schema.json, <program>.event.json, <noun>.<verb>.params.json or <noun>.<verb>.result.json
+t/schemas/demo.json: not a schema's name: want envelope.schema.json, <name>.schema.json, <program>.event.json, <program>.<command>.json, <noun>.<verb>.params.json or <noun>.<verb>.result.json
 t/schemas/demo.ref.params.json: cannot resolve \$ref 'common.json': 'common.json' is not a schema in schemas/"
 
 # A method's schemas and fixtures: demo/echo takes {"text": string} and answers {"echoed": string}.
@@ -183,6 +188,23 @@ t/fixtures/run-event-invalid/said.jsonl:$m: valid against run.event.json, but it
 fresh
 rm -r t/fixtures/run-event
 check "events without fixtures" 1 "t/schemas/run.event.json: no valid fixture in t/fixtures/run-event"
+
+# A command's list and its fixtures: run.sessions.json, tests/fixtures/lists[-invalid]/run.sessions.jsonl.
+fresh
+echo '{"session":"af88d6083cc5587b","state":"done"}' >>t/fixtures/lists/run.sessions.jsonl
+n=$(wc -l <t/fixtures/lists/run.sessions.jsonl)
+head -n 1 t/fixtures/lists/run.sessions.jsonl >>t/fixtures/lists-invalid/run.sessions.jsonl
+m=$(wc -l <t/fixtures/lists-invalid/run.sessions.jsonl)
+echo '{}' >t/fixtures/lists/run.nothing.jsonl
+echo '{}' >t/fixtures/lists/sessions.jsonl
+check "list lines that break their schema" 1 "t/fixtures/lists/run.nothing.jsonl: schemas/run.nothing.json is missing
+t/fixtures/lists/run.sessions.jsonl:$n: run.sessions.json: 'agent' is a required property at \$
+t/fixtures/lists/sessions.jsonl: not a list's fixture: want <program>.<command>.jsonl
+t/fixtures/lists-invalid/run.sessions.jsonl:$m: valid against run.sessions.json, but it must fail"
+
+fresh
+rm t/fixtures/lists/run.sessions.jsonl
+check "a list without fixtures" 1 "t/schemas/run.sessions.json: no valid fixture in t/fixtures/lists/run.sessions.jsonl"
 
 # No envelope at all.
 fresh

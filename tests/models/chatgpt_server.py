@@ -32,7 +32,8 @@ The API (/v1): POST /responses is responses_server.py's (no max_output_tokens; t
 additional_tools input item, as the guide's preview limitations have it), with a live access
 token of this issuer as a bearer token and, as Codex CLI sends it, ChatGPT-Account-Id
 "acct-stand-in"; --refuse-token N refuses the first N requests with 401 whatever their token (as a
-token revoked early). GET /models lists the plan's models (one not to be listed). The issuer's log
+token revoked early). GET /models lists the plan's models (one not to be listed; none to be listed
+with --hide-models). The issuer's log
 entries are {"endpoint", "verdict"}. --key-file keeps the key between stand-ins.
 """
 import base64
@@ -129,6 +130,7 @@ class Chatgpt(responses_server.Responses):
         parser.add_argument("--id-token", default="good")
         parser.add_argument("--deny", action="store_true")
         parser.add_argument("--no-plan", action="store_true")
+        parser.add_argument("--hide-models", action="store_true", help="no model of the plan is to list")
         parser.add_argument("--expires-in", type=int, default=3600)
         parser.add_argument("--refuse-token", type=int, default=0)
         parser.add_argument("--key-file", help="the RSA key, made and kept there when missing")
@@ -173,10 +175,11 @@ class Chatgpt(responses_server.Responses):
         if path == "/v1/models":
             if not self.token_ok(handler):
                 return None
+            shown = "hide" if self.args.hide_models else "list"
             return self.send_json(handler, 200, {"models": [
-                {"slug": "gpt-5.2-codex", "display_name": "GPT-5.2 Codex", "visibility": "list"},
+                {"slug": "gpt-5.2-codex", "display_name": "GPT-5.2 Codex", "visibility": shown},
                 {"slug": "gpt-5.2-internal", "display_name": "Internal", "visibility": "hide"},
-                {"slug": "gpt-5.2", "display_name": "GPT-5.2", "visibility": "list"}]})
+                {"slug": "gpt-5.2", "display_name": "GPT-5.2", "visibility": shown}]})
         return self.send_json(handler, 404, {"error": "not_found"})
 
     def authorize(self, handler, query):
