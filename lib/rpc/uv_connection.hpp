@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // UvConnection: the pipes protocol on a libuv loop, both directions, many requests in flight each
-// way. Long-lived programs (sion-sandbox serve, sion-mcp serve) answer on it, and sion-run calls
-// them through it.
+// way. The long-lived programs answer on it (sion-sandbox serve and the sandbox's init, sion-mcp
+// serve) and sion-mcp calls its stdio servers through it; sion-run, which waits for one answer at a
+// time, calls them through the blocking rpc::Connection (connection.hpp).
 //
 // Threads: everything happens on the loop's thread. Lifetime: the libuv handles are freed in their
 // close callbacks, which run on the loop after close(); the loop must run until they have.
