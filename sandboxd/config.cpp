@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Parsing the backend, network and sizes of a sandbox, with the seeds' messages.
+// A sandbox's options judged: the contract's grammar, then the places resolved and checked, with
+// the seeds' messages.
 #include "sandboxd/config.hpp"
 
 #include "sandboxd/host_pattern.hpp"
@@ -10,10 +11,8 @@
 
 #include <sys/stat.h>
 
-#include <cctype>
 #include <cerrno>
 #include <cstdlib>
-#include <limits>
 
 namespace sion::sandboxd {
 
@@ -21,15 +20,6 @@ namespace {
 
 std::string format_option(const char* name, const std::string& why) {
     return std::string("option '--") + name + "': " + why;
-}
-
-bool is_digest(std::string_view hex) {
-    if (hex.size() != 64)
-        return false;
-    for (char c : hex)
-        if (!std::isxdigit(static_cast<unsigned char>(c)) || std::isupper(static_cast<unsigned char>(c)))
-            return false;
-    return true;
 }
 
 // An existing directory, resolved; `what` names it in messages as the user wrote it.
@@ -102,26 +92,6 @@ Status parse_places(Config& config, const Args& args) {
 
 } // namespace
 
-std::vector<OptionSpec> sandbox_options(bool with_json) {
-    std::vector<OptionSpec> options = {
-        {"workspace", 0, "DIR", "the directory at /workspace, writable (default: the current one)"},
-        {"sandbox-read", 0, "DIR", "a directory shown read-only at its own path (repeatable)"},
-        {"backend", 0, "BACKEND", "bwrap (the default) or docker:IMAGE@sha256:DIGEST"},
-        {"network", 0, "NETWORK", "none (the default), declared or host; with Docker none or NAME"},
-        {"allow-host", 0, "HOST[:PORT]", "a host the declared network admits (repeatable)"},
-        {"timeout", 0, "S", "wall-clock seconds a command may run (120)"},
-        {"cpu", 0, "S", "CPU seconds a process may use (120)"},
-        {"memory", 0, "BYTES", "the sandbox's memory (4G)"},
-        {"file-size", 0, "BYTES", "the largest file a process may write (512M)"},
-        {"output", 0, "BYTES", "bytes of stdout, and of stderr, kept (64K)"},
-        {"home", 0, "DIR", "the runtime's home, which must stay hidden (default: $SION_HOME)"},
-        {"channel", 0, "SOCKET", "a Unix socket commands may connect to, at /run/sion/channel.sock"},
-    };
-    if (with_json)
-        options.push_back({"json", 0, nullptr, "print the result as one JSON object"});
-    return options;
-}
-
 std::string display_path(const std::string& path) {
     // NOLINTNEXTLINE(concurrency-mt-unsafe): read once, before any thread runs
     const char* home = std::getenv("HOME");
@@ -150,102 +120,6 @@ Result<Config> config_from_args(const Args& args) {
         return make_error(Exit::config, "--allow-host is for the declared network: add --network declared");
     SION_CHECK(parse_places(config, args));
     return config;
-}
-
-Status parse_backend(Config& config, std::string_view text) {
-    if (text == "bwrap") {
-        config.backend = BackendKind::bwrap;
-        config.image.clear();
-        return {};
-    }
-    constexpr std::string_view k_docker = "docker:";
-    if (text.substr(0, k_docker.size()) != k_docker)
-        return make_error(Exit::config, "the backend is bwrap or docker:IMAGE@sha256:DIGEST, not %.*s",
-                          static_cast<int>(text.size()), text.data());
-    std::string_view image = text.substr(k_docker.size());
-    size_t at = image.find("@sha256:");
-    if (at == std::string_view::npos || at == 0 || !is_digest(image.substr(at + 8)))
-        return make_error(Exit::config, "%.*s is not pinned by digest: give name@sha256:<64 hex digits>",
-                          static_cast<int>(image.size()), image.data());
-    config.backend = BackendKind::docker;
-    config.image = std::string(image);
-    return {};
-}
-
-Status parse_network(Config& config, std::string_view text) {
-    std::string name(text);
-    if (config.backend == BackendKind::bwrap) {
-        if (name == "none")
-            config.network = Network::none;
-        else if (name == "declared")
-            config.network = Network::declared;
-        else if (name == "host")
-            config.network = Network::host;
-        else
-            return make_error(Exit::config,
-                              "with bubblewrap the network is none, declared or host, not %s",
-                              name.c_str());
-        return {};
-    }
-    if (name == "none") {
-        config.network = Network::none;
-        return {};
-    }
-    if (name == "bridge" || name == "host" || name == "default")
-        return make_error(Exit::config,
-                          "Docker's \"%s\" network does not restrict where a command connects: "
-                          "name a network you set up",
-                          name.c_str());
-    if (name.empty() || name == "declared")
-        return make_error(Exit::config, "with Docker the network is none or a network you set up, not %s",
-                          name.empty() ? "''" : name.c_str());
-    config.network = Network::named;
-    config.network_name = name;
-    return {};
-}
-
-Result<uint64_t> parse_bytes(std::string_view text) {
-    std::string_view digits = text;
-    size_t n = 0;
-    while (n < digits.size() && std::isdigit(static_cast<unsigned char>(digits[n])))
-        ++n;
-    std::string_view unit = text.substr(n);
-    digits = text.substr(0, n);
-    uint64_t shift = 0;
-    if (unit.empty() || unit == "B")
-        shift = 0;
-    else if (unit == "K" || unit == "KiB")
-        shift = 10;
-    else if (unit == "M" || unit == "MiB")
-        shift = 20;
-    else if (unit == "G" || unit == "GiB")
-        shift = 30;
-    else
-        digits = {};
-    if (digits.empty() || digits.size() > 19)
-        return make_error(Exit::usage, "'%.*s' is not a size: give bytes, or a number with K, M or G",
-                          static_cast<int>(text.size()), text.data());
-    uint64_t value = 0;
-    for (char c : digits)
-        value = value * 10 + static_cast<uint64_t>(c - '0');
-    if (value > (std::numeric_limits<uint64_t>::max() >> shift))
-        return make_error(Exit::usage, "'%.*s' is too large", static_cast<int>(text.size()), text.data());
-    return value << shift;
-}
-
-Result<uint64_t> parse_memory(std::string_view text) {
-    SION_TRY(uint64_t n, parse_bytes(text));
-    if (n < (uint64_t{16} << 20))
-        return make_error(Exit::usage, "'%.*s' is too little: give 16M or more",
-                          static_cast<int>(text.size()), text.data());
-    return n;
-}
-
-std::string size_text(uint64_t bytes) {
-    for (auto [shift, unit] : {std::pair{30, "GiB"}, std::pair{20, "MiB"}, std::pair{10, "KiB"}})
-        if (bytes >= (uint64_t{1} << shift) && bytes % (uint64_t{1} << shift) == 0)
-            return format("%llu %s", static_cast<unsigned long long>(bytes >> shift), unit);
-    return format("%llu bytes", static_cast<unsigned long long>(bytes));
 }
 
 } // namespace sion::sandboxd

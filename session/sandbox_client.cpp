@@ -34,6 +34,38 @@ std::vector<std::string> sandbox_environment() {
                      "DOCKER_HOST", "DOCKER_CONTEXT", "DOCKER_CONFIG", "XDG_RUNTIME_DIR"});
 }
 
+Result<proto::Config> describe_sandbox(const std::vector<std::string>& options) {
+    SION_TRY(std::string program, find_program("sion-sandbox"));
+    ChildSpec spec;
+    spec.argv = {program, "describe"};
+    spec.argv.insert(spec.argv.end(), options.begin(), options.end());
+    spec.env = sandbox_environment();
+    spec.time_limit = std::chrono::seconds(30);
+    auto cannot = [](const std::string& why) {
+        return Error(Exit::unavailable, "cannot ask sion-sandbox about the sandbox: " + why);
+    };
+    auto ran = run(std::move(spec), "", size_t{1} << 20);
+    if (!ran)
+        return cannot(ran.error().message());
+    auto answer = Json::parse(ran->out);
+    if (!answer || ran->timed_out || ran->out_truncated) {
+        std::string said = one_line(ran->err);
+        return cannot(!said.empty() ? said : format("it exited %d", ran->status));
+    }
+    JsonView error = answer->get("error");
+    if (!error.exists()) {
+        auto config = proto::config_from_json(answer->view());
+        if (!config)
+            return cannot(config.error().message());
+        return config;
+    }
+    auto code = error.integer("code");
+    auto message = error.string("message");
+    if (!code || !message || (*code != to_int(Exit::usage) && *code != to_int(Exit::config)))
+        return cannot(one_line(error.dump()));
+    return Error(static_cast<Exit>(*code), std::string(*message));
+}
+
 Result<std::unique_ptr<SandboxClient>> SandboxClient::start(const std::vector<std::string>& options,
                                                             SandboxLock* lock) {
     SION_TRY(std::string program, find_program("sion-sandbox"));

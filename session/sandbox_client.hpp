@@ -6,6 +6,7 @@
 #include "lib/child.hpp"
 #include "lib/fd.hpp"
 #include "lib/proto/sandbox_exec.hpp"
+#include "lib/proto/sandbox_options.hpp"
 #include "lib/result.hpp"
 #include "lib/rpc/connection.hpp"
 #include "session/sandbox_lock.hpp"
@@ -22,11 +23,16 @@ namespace sion::session {
 // home are, the locale, and what docker needs to find its engine.
 [[nodiscard]] std::vector<std::string> sandbox_environment();
 
+// Asks `sion-sandbox describe OPTIONS…` what sandbox the options describe: sion-sandbox alone
+// judges them and runs pre-flight, so its refusal is returned as it said it, with its status
+// (Exit::usage for a malformed number, Exit::config for the seeds' refusals). Anything else that
+// goes wrong is Exit::unavailable "cannot ask sion-sandbox about the sandbox: …". Within 30 s.
+[[nodiscard]] Result<proto::Config> describe_sandbox(const std::vector<std::string>& options);
+
 class SandboxClient {
 public:
     // Starts `sion-sandbox serve OPTIONS…` (found as find_program() finds programs; the options are
-    // sion-sandbox's, checked already by the caller) and runs a trivial command
-    // in it, so a sandbox that does not work is known before the session starts. Given the
+    // sion-sandbox's, judged already with describe_sandbox()) and runs a trivial command in it, so a sandbox that does not work is known before the session starts. Given the
     // session's SandboxLock, serve holds it too (fd 3) and is named in it. Errors
     // (Exit::unavailable) carry what sion-sandbox said: "the sandbox does not work: <its message>".
     [[nodiscard]] static Result<std::unique_ptr<SandboxClient>>

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
-// A session's settings: from flags over what was stored, then checked as the sandbox checks them.
+// A session's settings: from flags over what was stored, then the sandbox judged by sion-sandbox.
 #include "session/settings.hpp"
 
 #include "lib/models/model.hpp"
 #include "lib/proto/mcp_names.hpp"
+#include "lib/proto/sandbox_options.hpp"
 #include "lib/text.hpp"
-#include "sandboxd/config.hpp"
-#include "sandboxd/preflight.hpp"
+#include "session/sandbox_client.hpp"
 
 #include <unistd.h>
 
@@ -98,7 +98,7 @@ Result<Json> settings_from_flags(const Args& args, JsonView base) {
         s.set("sandbox_timeout", t);
     }
     if (auto memory = args.value("sandbox-memory")) {
-        if (auto bytes = sandboxd::parse_memory(*memory); !bytes)
+        if (auto bytes = proto::parse_memory(*memory); !bytes)
             return bytes.error().context("option '--sandbox-memory'");
         s.set("sandbox_memory", std::string_view(*memory));
     }
@@ -157,22 +157,16 @@ Result<RunSettings> resolve_settings(JsonView settings, const Profile& profile,
         return rs;
 
     SION_TRY(rs.sandbox, sandbox_argv(settings, home, rs.shell));
-    // Checked as sion-sandbox checks them, with its words (the seeds' refusals).
-    CommandSpec spec{"sion-sandbox serve", "", "", sandboxd::sandbox_options(false)};
-    std::vector<const char*> argv{"serve"};
-    for (const auto& a : rs.sandbox)
-        argv.push_back(a.c_str());
-    SION_TRY(Args parsed, parse_args(spec, static_cast<int>(argv.size()), argv.data()));
-    SION_TRY(sandboxd::Config config, sandboxd::config_from_args(parsed));
-    SION_CHECK(sandboxd::preflight(config));
+    // Judged by sion-sandbox, in its words (the seeds' refusals).
+    SION_TRY(proto::Config config, describe_sandbox(rs.sandbox));
     rs.workspace = config.workspace;
     rs.sandbox[1] = config.workspace;
     rs.stored.set("workspace", std::string_view(config.workspace));
     if (rs.shell && !config.reads.empty())
         rs.stored.set("sandbox_read", strings(config.reads));
     rs.shell_external = rs.shell
-                        && (config.network == sandboxd::Network::host
-                            || config.network == sandboxd::Network::named);
+                        && (config.network == proto::Network::host
+                            || config.network == proto::Network::named);
     if (!rs.shell) {
         rs.sandbox.clear();
         return rs;
@@ -180,11 +174,11 @@ Result<RunSettings> resolve_settings(JsonView settings, const Profile& profile,
     // run_code's sandbox: the shell's backend and limits, with no workspace of the session's
     // (run_code gives it an empty one) and no network. Offered where Python 3 is: this machine's
     // for bubblewrap; a Docker image is taken to have it.
-    if (config.backend == sandboxd::BackendKind::docker
+    if (config.backend == proto::BackendKind::docker
         || ::access("/usr/bin/python3", X_OK) == 0) {
         rs.code_sandbox = {
             "--backend",
-            config.backend == sandboxd::BackendKind::docker ? "docker:" + config.image : "bwrap",
+            proto::backend_text(config),
             "--network",
             "none",
             "--home",

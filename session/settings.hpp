@@ -39,8 +39,9 @@ struct RunSettings {
 [[nodiscard]] Result<Json> settings_from_flags(const Args& args, JsonView base);
 
 // The settings checked and made whole: the profile's models and autonomy where the settings give
-// none, the workspace and sandbox checked as sion-sandbox checks them (the seeds' refusals, with
-// paths as the user wrote them), the workspace resolved. `home` is $SION_HOME. Errors:
+// none, the workspace and sandbox judged by `sion-sandbox describe` (describe_sandbox(): the seeds'
+// refusals in its words, with paths as the user wrote them), the workspace resolved. `home` is
+// $SION_HOME. Errors:
 //   Exit::usage   "no model: give --model, or create the agent with one"
 //   Exit::usage   "--sandbox-network is for a shell: add --shell"
 //   Exit::config  "with bubblewrap the network is none, declared or host, not sion-egress", …

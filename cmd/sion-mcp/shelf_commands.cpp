@@ -8,15 +8,15 @@
 #include "mcpd/review.hpp"
 #include "mcpd/shelf.hpp"
 #include "mcpd/transport_http.hpp"
-#include "sandboxd/config.hpp"
 
 #include "lib/agents.hpp"
 #include "lib/home.hpp"
 #include "lib/http.hpp"
 #include "lib/listing.hpp"
 #include "lib/log.hpp"
-#include "lib/proto/mcp_names.hpp"
 #include "lib/models/model.hpp"
+#include "lib/proto/mcp_names.hpp"
+#include "lib/proto/sandbox_options.hpp"
 #include "lib/state.hpp"
 #include "lib/text.hpp"
 
@@ -191,12 +191,12 @@ mcpd::ServerConfig config_from(const Args& args, const std::string& home) {
         c.env.push_back(name);
     }
     if (auto sandbox = args.value("sandbox")) {
-        sandboxd::Config check;
-        or_die(sandboxd::parse_backend(check, *sandbox));
+        proto::Config check;
+        or_die(proto::parse_backend(check, *sandbox));
         if (auto network = args.value("sandbox-network"))
-            or_die(sandboxd::parse_network(check, *network));
+            or_die(proto::parse_network(check, *network));
         if (auto memory = args.value("sandbox-memory")) {
-            if (auto bytes = sandboxd::parse_memory(*memory); !bytes)
+            if (auto bytes = proto::parse_memory(*memory); !bytes)
                 die(bytes.error().context("option '--sandbox-memory'"));
             c.memory = *memory;
         }

@@ -18,6 +18,7 @@ using sandboxd::sandbox_options;
 [[nodiscard]] int run_command(int argc, const char* const* argv);
 [[nodiscard]] int serve_command(int argc, const char* const* argv);
 [[nodiscard]] int check_command(int argc, const char* const* argv);
+[[nodiscard]] int describe_command(int argc, const char* const* argv);
 // Hidden: what runs inside the sandbox, and the switch to the workspace's owner.
 [[nodiscard]] int init_command(int argc, const char* const* argv);
 [[nodiscard]] int become_command(int argc, const char* const* argv);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // sion-sandbox: runs commands in a bubblewrap sandbox with limits and a network mode
 // (sion-sandbox(1)). `exec` runs one, `run` one attached to its stdio, `serve` answers
-// sandbox/exec on the pipes.
+// sandbox/exec on the pipes, `check` and `describe` judge the options.
 #include "cmd/sion-sandbox/commands.hpp"
 #include "sandboxd/run.hpp"
 
@@ -29,13 +29,15 @@ int main(int argc, char** argv) {
         "Run commands in a sandbox that can write only the workspace: exec runs one and exits with\n"
         "its status; run runs one with this program's stdin, stdout and stderr as its own, until\n"
         "it ends; serve answers sandbox/exec requests on stdin and stdout, one JSON-RPC message a\n"
-        "line; check says what of the sandbox works and what does not, with the fix. The options\n"
+        "line; check says what of the sandbox works and what does not, with the fix; describe\n"
+        "prints the sandbox the options describe, as JSON, running nothing. The options\n"
         "follow the command (--json is exec's, --env run's).",
         {
             {"exec", exec_command, "exec [options] [--] COMMAND [ARGS...]"},
             {"run", run_command, "run [options] [--] COMMAND [ARGS...]"},
             {"serve", serve_command, "serve [options]"},
             {"check", check_command, "check [options]"},
+            {"describe", describe_command, "describe [options]"},
             {"init", init_command, nullptr},
             {"become", become_command, nullptr},
         },

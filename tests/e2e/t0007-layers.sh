@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # scripts/check-layers: the tree as it is passes; on a copy, an include or a link across the layers
 # is named, one line each, and fails the check (lib/ including an engine, an engine another engine,
-# a program another program's engine or files), and so does a known break that is gone.
+# a program another program's engine or files).
 . "$(dirname "$0")/lib.sh"
 
 check="$SION_SOURCE_DIR/scripts/check-layers"
@@ -33,11 +33,5 @@ echo 'target_link_libraries(sion_hooks PRIVATE sion::session)' >>t/hooks/CMakeLi
 echo 'target_link_libraries(sion-hooks PRIVATE sion::mcpd)' >>t/cmd/sion-hooks/CMakeLists.txt
 expect_exit 1 "$check" t && expect_err "check-layers: hooks/CMakeLists.txt: links sion::session
 check-layers: cmd/sion-hooks/CMakeLists.txt: links sion::mcpd"
-
-# A break the list knows of that is no more must be taken off the list.
-fresh
-sed -i '/#include "sandboxd\/preflight.hpp"/d' t/session/settings.cpp
-expect_exit 1 "$check" t &&
-    expect_err "check-layers: session/settings.cpp: includes sandboxd/preflight.hpp: no longer so; take it off the list of known breaks in scripts/check-layers"
 
 done_testing

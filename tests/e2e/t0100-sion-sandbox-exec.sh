@@ -122,7 +122,7 @@ expect_exit 78 sbx exec --allow-host example.org -- true &&
 # Usage: 64.
 expect_exit 64 sbx exec --timeout x -- true &&
     expect_err "sion-sandbox: option '--timeout' needs a whole number of seconds, not 'x'"
-expect_exit 64 sbx frob && expect_err "sion-sandbox: unknown command 'frob': give exec, run, serve or check (see --help)"
+expect_exit 64 sbx frob && expect_err "sion-sandbox: unknown command 'frob': give exec, run, serve, check or describe (see --help)"
 
 # No bwrap: 69, naming the package.
 expect_exit 69 env PATH=/nonexistent "$SION_BIN/sion-sandbox" exec -- true &&

@@ -213,17 +213,6 @@ TEST_F(ConfigTest, DisplayPathShowsHomeAsTilde) {
     EXPECT_EQ(display_path("relative"), "relative");
 }
 
-TEST(ParseBytes, Units) {
-    EXPECT_EQ(*parse_bytes("0"), 0U);
-    EXPECT_EQ(*parse_bytes("1K"), 1024U);
-    EXPECT_EQ(*parse_bytes("256M"), uint64_t{256} << 20);
-    EXPECT_EQ(*parse_bytes("4GiB"), uint64_t{4} << 30);
-    EXPECT_FALSE(parse_bytes(""));
-    EXPECT_FALSE(parse_bytes("M"));
-    EXPECT_FALSE(parse_bytes("-1"));
-    EXPECT_FALSE(parse_bytes("99999999999999999999"));
-}
-
 // NOLINTEND(concurrency-mt-unsafe)
 
 } // namespace
