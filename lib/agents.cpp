@@ -253,4 +253,37 @@ std::string short_agent_id(std::string_view id) {
            + std::string(id.substr(id.size() - k_short_tail));
 }
 
+Result<std::vector<std::string>> profile_servers(Db& db, std::string_view profile) {
+    SION_TRY(Stmt q,
+             db.prepare("SELECT server FROM profile_mcp WHERE profile = ?1 ORDER BY server"));
+    SION_CHECK(q.bind(1, profile));
+    std::vector<std::string> servers;
+    for (;;) {
+        SION_TRY(bool row, q.step());
+        if (!row)
+            return servers;
+        servers.push_back(q.column_text(0));
+    }
+}
+
+Status add_profile_server(Db& db, std::string_view profile, std::string_view server) {
+    SION_TRY(Stmt s,
+             db.prepare("INSERT OR IGNORE INTO profile_mcp (profile, server) VALUES (?1, ?2)"));
+    SION_CHECK(s.bind_all(profile, server));
+    return s.run();
+}
+
+Result<bool> remove_profile_server(Db& db, std::string_view profile, std::string_view server) {
+    SION_TRY(Stmt s, db.prepare("DELETE FROM profile_mcp WHERE profile = ?1 AND server = ?2"));
+    SION_CHECK(s.bind_all(profile, server));
+    SION_CHECK(s.run());
+    return db.changes() != 0;
+}
+
+Status remove_server_from_profiles(Db& db, std::string_view server) {
+    SION_TRY(Stmt s, db.prepare("DELETE FROM profile_mcp WHERE server = ?1"));
+    SION_CHECK(s.bind(1, server));
+    return s.run();
+}
+
 } // namespace sion

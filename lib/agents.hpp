@@ -65,4 +65,14 @@ struct Agent {
 // "d85ed254…a248".
 [[nodiscard]] std::string short_agent_id(std::string_view id);
 
+// A profile's standing MCP servers, by name (sion.db's profile_mcp): the one place that reads and
+// writes the table. The callers check that the profile and the server exist (sion-mcp's shelf).
+// Adding one the profile has already is no change; removing says whether it was there.
+[[nodiscard]] Result<std::vector<std::string>> profile_servers(Db& db, std::string_view profile);
+[[nodiscard]] Status add_profile_server(Db& db, std::string_view profile, std::string_view server);
+[[nodiscard]] Result<bool> remove_profile_server(Db& db, std::string_view profile,
+                                                 std::string_view server);
+// The server off every profile's list, as it leaves the shelf.
+[[nodiscard]] Status remove_server_from_profiles(Db& db, std::string_view server);
+
 } // namespace sion

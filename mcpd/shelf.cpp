@@ -195,8 +195,8 @@ Status Shelf::remove(std::string_view name) {
     SION_TRY(auto found, find(name));
     if (!found)
         return not_on_shelf(name);
-    for (Sql sql : {Sql("DELETE FROM profile_mcp WHERE server = ?1"),
-                    Sql("DELETE FROM mcp_pins WHERE server = ?1"),
+    SION_CHECK(remove_server_from_profiles(m_db, name));
+    for (Sql sql : {Sql("DELETE FROM mcp_pins WHERE server = ?1"),
                     Sql("DELETE FROM mcp_servers WHERE name = ?1")}) {
         SION_TRY(Stmt s, m_db.prepare(sql));
         SION_CHECK(s.bind(1, name));
@@ -214,37 +214,18 @@ Status Shelf::give(std::string_view profile, std::string_view name) {
     if (!p)
         return make_error(Exit::no_input, "no profile '%.*s'", static_cast<int>(profile.size()),
                           profile.data());
-    SION_TRY(Stmt s, m_db.prepare("INSERT OR IGNORE INTO profile_mcp (profile, server) VALUES "
-                                  "(?1, ?2)"));
-    SION_CHECK(s.bind_all(profile, name));
-    SION_CHECK(s.run());
+    SION_CHECK(add_profile_server(m_db, profile, name));
     return txn.commit();
 }
 
 Status Shelf::drop(std::string_view profile, std::string_view name) {
     SION_TRY(Txn txn, Txn::begin(m_db));
-    SION_TRY(Stmt s, m_db.prepare("DELETE FROM profile_mcp WHERE profile = ?1 AND server = ?2"));
-    SION_CHECK(s.bind_all(profile, name));
-    SION_CHECK(s.run());
-    if (m_db.changes() == 0)
+    SION_TRY(bool had, remove_profile_server(m_db, profile, name));
+    if (!had)
         return make_error(Exit::no, "profile '%.*s' does not have MCP server %.*s",
                           static_cast<int>(profile.size()), profile.data(),
                           static_cast<int>(name.size()), name.data());
     return txn.commit();
-}
-
-Result<std::vector<std::string>> Shelf::servers_of(std::string_view profile) {
-    SION_TRY(Stmt q, m_db.prepare("SELECT server FROM profile_mcp WHERE profile = ?1 ORDER BY "
-                                  "server"));
-    SION_CHECK(q.bind(1, profile));
-    std::vector<std::string> out;
-    for (;;) {
-        SION_TRY(bool row, q.step());
-        if (!row)
-            break;
-        out.push_back(q.column_text(0));
-    }
-    return out;
 }
 
 Status Shelf::set_sampling(std::string_view name, const std::optional<Sampling>& sampling) {

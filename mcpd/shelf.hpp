@@ -63,10 +63,10 @@ public:
     // Off the shelf, its pins and every profile's list.
     [[nodiscard]] Status remove(std::string_view name);
 
-    // A profile's standing servers. Dropping one the profile does not have is Exit::no.
+    // A profile's standing servers (lib/agents.hpp's profile_servers() lists them), given when the
+    // profile and the server exist. Dropping one the profile does not have is Exit::no.
     [[nodiscard]] Status give(std::string_view profile, std::string_view name);
     [[nodiscard]] Status drop(std::string_view profile, std::string_view name);
-    [[nodiscard]] Result<std::vector<std::string>> servers_of(std::string_view profile);
 
     [[nodiscard]] Status set_sampling(std::string_view name, const std::optional<Sampling>& sampling);
 

@@ -192,19 +192,6 @@ std::string servers_paragraph(const std::vector<McpServer>& servers) {
     return s;
 }
 
-Result<std::vector<std::string>> profile_mcp_servers(Db& db, std::string_view profile) {
-    SION_TRY(Stmt st,
-             db.prepare("SELECT server FROM profile_mcp WHERE profile = ?1 ORDER BY server"));
-    SION_CHECK(st.bind(1, profile));
-    std::vector<std::string> servers;
-    while (true) {
-        SION_TRY(bool row, st.step());
-        if (!row)
-            return servers;
-        servers.push_back(st.column_text(0));
-    }
-}
-
 Completion write_completion(JsonView params, const ModelFor& model_for,
                             std::optional<int64_t> budget, int64_t used) {
     Completion c;

@@ -56,10 +56,6 @@ struct McpServer {
 //   - `web` — did not answer: the program exited with status 1
 [[nodiscard]] std::string servers_paragraph(const std::vector<McpServer>& servers);
 
-// The profile's standing servers (sion.db's profile_mcp), by name.
-[[nodiscard]] Result<std::vector<std::string>> profile_mcp_servers(Db& db,
-                                                                   std::string_view profile);
-
 // A completion a server asked for (sampling/createMessage), and what it cost.
 struct Completion {
     rpc::Reply reply;    // MCP's CreateMessageResult, or an error for the bridge

@@ -107,7 +107,7 @@ Json task_pictures(const std::vector<std::string>& files) {
 std::vector<std::string> mcp_servers(Db& db, const RunSettings& settings, const Profile& profile,
                                      const std::optional<PromptTask>& prompt) {
     std::vector<std::string> servers = settings.mcp;
-    std::vector<std::string> more = or_die(profile_mcp_servers(db, profile.name));
+    std::vector<std::string> more = or_die(profile_servers(db, profile.name));
     if (prompt)
         more.push_back(prompt->server);
     for (auto& name : more)

@@ -141,14 +141,14 @@ TEST_F(ShelfTest, ProfilesHaveStandingServers) {
     ASSERT_OK(m_shelf.give("coder", "notes"));
     ASSERT_OK(m_shelf.give("coder", "notes")); // once is enough
     ASSERT_OK(m_shelf.give("coder", "mail"));
-    auto servers = m_shelf.servers_of("coder");
+    auto servers = profile_servers(m_db, "coder");
     ASSERT_OK(servers);
     EXPECT_EQ(*servers, (std::vector<std::string>{"mail", "notes"}));
     ASSERT_OK(m_shelf.drop("coder", "mail"));
     auto dropped = m_shelf.drop("coder", "mail");
     ASSERT_FALSE(dropped);
     EXPECT_EQ(dropped.error().message(), "profile 'coder' does not have MCP server mail");
-    servers = m_shelf.servers_of("coder");
+    servers = profile_servers(m_db, "coder");
     ASSERT_OK(servers);
     EXPECT_EQ(*servers, (std::vector<std::string>{"notes"}));
     // Dropped from a profile, it stays on the shelf.
