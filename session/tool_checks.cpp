@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 // diagnostics and run_tests: the project's checker and its tests, run in the shell's sandbox. A
 // probe in the sandbox sees what is at the workspace root and which programs the sandbox has;
-// lib/code/checks chooses the command and reads what it printed. Problems found and tests failed
+// session/code/checks chooses the command and reads what it printed. Problems found and tests failed
 // are answers, not a broken tool; finding nothing to run is a failed call, saying what was looked
 // for.
-#include "lib/code/checks.hpp"
+#include "session/code/checks.hpp"
 #include "lib/text.hpp"
 #include "session/tools.hpp"
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-// edit_file: a quoted stretch of a file replaced (lib/code/edit), the file read and written beneath
+// edit_file: a quoted stretch of a file replaced (session/code/edit), the file read and written beneath
 // the workspace (lib/confined), the new text beside the old and renamed over it.
 #include "session/tools.hpp"
-#include "lib/code/edit.hpp"
+#include "session/code/edit.hpp"
 #include "lib/confined.hpp"
 #include "lib/text.hpp"
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
-// find_files: the workspace's files whose paths match a glob (lib/code/glob), walked beneath the
+// find_files: the workspace's files whose paths match a glob (session/code/glob), walked beneath the
 // workspace held open (lib/confined), listed sorted and capped.
 #include "session/tools.hpp"
-#include "lib/code/glob.hpp"
-#include "lib/code/search.hpp"
+#include "session/code/glob.hpp"
+#include "session/code/search.hpp"
 #include "lib/text.hpp"
 
 namespace sion::session {

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
-// apply_patch: a patch parsed and planned against the workspace (lib/code/patch), every new text
+// apply_patch: a patch parsed and planned against the workspace (session/code/patch), every new text
 // staged beside its file (lib/confined) before any file changes, then renamed into place, and the
 // files it deletes removed last.
 #include "session/tools.hpp"
-#include "lib/code/patch.hpp"
+#include "session/code/patch.hpp"
 #include "lib/confined.hpp"
 #include "lib/text.hpp"
 

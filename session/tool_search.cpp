@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
-// search_files: a regular expression over the workspace's files (lib/code/search), read beneath the
+// search_files: a regular expression over the workspace's files (session/code/search), read beneath the
 // workspace held open (lib/confined), shown as grep -n shows it.
 #include "session/tools.hpp"
-#include "lib/code/glob.hpp"
-#include "lib/code/search.hpp"
+#include "session/code/glob.hpp"
+#include "session/code/search.hpp"
 
 #include <optional>
 

@@ -5,7 +5,7 @@
 // file in a patch of one hunk that does not fit, which costs the search for the nearest lines.
 // The texts are generated here, the same on every run. Google Benchmark's flags work as usual
 // (--benchmark_filter=codex). The figure to read is the time per iteration: one whole patch.
-#include "lib/code/patch.hpp"
+#include "session/code/patch.hpp"
 
 #include <benchmark/benchmark.h>
 

@@ -7,7 +7,7 @@
 //
 // Exits 0 when it searched, 64 for a wrong command line, 65 for a bad pattern, 66 when DIR cannot
 // be opened.
-#include "lib/code/search.hpp"
+#include "session/code/search.hpp"
 #include "lib/confined.hpp"
 #include "lib/fd.hpp"
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Fuzzes lib/code/checks' readers of what tools print: the probe's output (read_root, and
+// Fuzzes session/code/checks' readers of what tools print: the probe's output (read_root, and
 // package.json and the makefile it carries), every checker's and runner's parser, and the answers
 // made of them. Nothing may crash, and what they find must be printable: every problem line is one
 // line, and counts are never negative.
@@ -8,7 +8,7 @@
 // number of kinds, plus the probe); the rest is the output. Seeds are the captures in
 // tests/fixtures/checks/, each behind the byte of its kind ('0' cargo check … '9' make test, ':'
 // the probe).
-#include "lib/code/checks.hpp"
+#include "session/code/checks.hpp"
 
 #include <cstdint>
 #include <cstdio>

@@ -7,7 +7,7 @@
 // Checked: no crash, no hang; every refusal is Exit::data (or the reader's) and starts "cannot
 // apply the patch, so no file was changed: "; a plan's changes name only files of the patch, and it
 // says one line per file section.
-#include "lib/code/patch.hpp"
+#include "session/code/patch.hpp"
 
 #include <cstdint>
 #include <cstdio>

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
-// lib/code/checks: which checker and runner a workspace root gets, and each tool's output read
+// session/code/checks: which checker and runner a workspace root gets, and each tool's output read
 // back. The outputs in tests/fixtures/checks/ were captured from the real tools (Debian 12's cargo
 // 0.66, go 1.19, tsc 4.8, pytest 7.2, python 3.11, node 20) on small projects like t0520's; ruff is
 // not in Debian 12, so its lines are those of ruff's documentation.
-#include "lib/code/checks.hpp"
+#include "session/code/checks.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
-// lib/code/edit and lib/code/lines: a quoted stretch replaced once or everywhere, line endings and
+// session/code/edit and session/code/lines: a quoted stretch replaced once or everywhere, line endings and
 // final newlines kept, and what the model is told when the stretch is not there (the nearest
 // lines, numbered) or is there several times (how many, where).
-#include "lib/code/edit.hpp"
-#include "lib/code/lines.hpp"
+#include "session/code/edit.hpp"
+#include "session/code/lines.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-// Tests for lib/code/glob: the syntax find_files documents, anchoring, pruning, the literal prefix
+// Tests for session/code/glob: the syntax find_files documents, anchoring, pruning, the literal prefix
 // a walk starts from, the patterns refused, and that no pattern makes matching slow.
-#include "lib/code/glob.hpp"
+#include "session/code/glob.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
-// lib/code/patch: both forms parsed into one structure and planned against files in memory — adds,
+// session/code/patch: both forms parsed into one structure and planned against files in memory — adds,
 // deletes, moves, several files, hunks found by their lines whatever their numbers say, CRLF files,
 // final newlines, ambiguous and missing hunks refused with their file, number and nearest lines, a
 // failing patch that changes nothing, and malformed patches (cut short, headers missing, binary,
 // huge) refused by line.
-#include "lib/code/patch.hpp"
+#include "session/code/patch.hpp"
 
 #include <gtest/gtest.h>
 

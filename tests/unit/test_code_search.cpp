@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-// Tests for lib/code/search: grep -n's lines with context and "--", matches within a line only,
+// Tests for session/code/search: grep -n's lines with context and "--", matches within a line only,
 // long and non-UTF-8 lines, the caps and what the report says of them, linear time on patterns that
 // backtracking engines take exponential time on, and searching a tree beneath a Confined root.
-#include "lib/code/search.hpp"
+#include "session/code/search.hpp"
 
 #include <gtest/gtest.h>
 

@@ -26,7 +26,7 @@
 // the same, in the same order, as one thread's.
 #pragma once
 
-#include "lib/code/glob.hpp"
+#include "session/code/glob.hpp"
 #include "lib/confined.hpp"
 #include "lib/result.hpp"
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-// Reading a patch in the "*** Begin Patch" form (Codex's) into lib/code/patch.hpp's structure.
-#include "lib/code/lines.hpp"
-#include "lib/code/patch_reading.hpp"
+// Reading a patch in the "*** Begin Patch" form (Codex's) into session/code/patch.hpp's structure.
+#include "session/code/lines.hpp"
+#include "session/code/patch_reading.hpp"
 
 #include <optional>
 

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 // Planning a patch against the files as they are: each hunk placed by its lines, every new text
-// built in memory (lib/code/patch.hpp). Parsing is patch_parse.cpp's.
-#include "lib/code/patch.hpp"
+// built in memory (session/code/patch.hpp). Parsing is patch_parse.cpp's.
+#include "session/code/patch.hpp"
 
-#include "lib/code/lines.hpp"
-#include "lib/code/patch_reading.hpp"
+#include "session/code/lines.hpp"
+#include "session/code/patch_reading.hpp"
 #include "lib/text.hpp"
 
 #include <algorithm>

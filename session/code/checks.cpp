@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Choosing the checker and the test runner from the workspace root, the commands that run them in
 // the sandbox, and the answers made of what they printed. The parsers are in checks_parse.cpp.
-#include "lib/code/checks.hpp"
+#include "session/code/checks.hpp"
 
 #include "lib/json.hpp"
 #include "lib/text.hpp"

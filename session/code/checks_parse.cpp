@@ -2,7 +2,7 @@
 // Reading what checkers and test runners print: each tool's own line shapes, as captured from the
 // real tools (tests/unit/test_code_checks.cpp holds the captures). A line that fits no shape is
 // skipped, never an error: the answer shows the end of the output besides.
-#include "lib/code/checks.hpp"
+#include "session/code/checks.hpp"
 #include "lib/text.hpp"
 
 #include <algorithm>

@@ -3,7 +3,7 @@
 // anywhere after the last matching line (never_nl keeps every match within one line, (?m) makes ^
 // and $ a line's ends), so a file without a match costs one pass of RE2's DFA, and lines are only
 // found and counted around matches.
-#include "lib/code/search.hpp"
+#include "session/code/search.hpp"
 
 #include "lib/text.hpp"
 #include "lib/utf8.hpp"

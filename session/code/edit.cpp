@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-// Replacing a quoted stretch of a text, keeping its line endings (lib/code/edit.hpp).
-#include "lib/code/edit.hpp"
+// Replacing a quoted stretch of a text, keeping its line endings (session/code/edit.hpp).
+#include "session/code/edit.hpp"
 
-#include "lib/code/lines.hpp"
+#include "session/code/lines.hpp"
 #include "lib/text.hpp"
 
 #include <algorithm>

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-// Reading a patch into lib/code/patch.hpp's structure: what both forms share, unified diffs, and
+// Reading a patch into session/code/patch.hpp's structure: what both forms share, unified diffs, and
 // telling the forms apart (the "*** Begin Patch" form is patch_codex.cpp's).
-#include "lib/code/lines.hpp"
-#include "lib/code/patch_reading.hpp"
+#include "session/code/lines.hpp"
+#include "session/code/patch_reading.hpp"
 #include "lib/text.hpp"
 
 #include <cstdarg>

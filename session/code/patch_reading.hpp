@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 // What the two readers of patches share (patch_parse.cpp, patch_codex.cpp): the patch's lines and
-// the grammar of their messages. Internal to lib/code.
+// the grammar of their messages. Internal to session/code.
 #pragma once
 
-#include "lib/code/patch.hpp"
+#include "session/code/patch.hpp"
 
 #include <string>
 #include <string_view>

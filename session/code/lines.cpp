@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Lines of a text, and the stretch nearest to a quoted one (lib/code/lines.hpp).
-#include "lib/code/lines.hpp"
+// Lines of a text, and the stretch nearest to a quoted one (session/code/lines.hpp).
+#include "session/code/lines.hpp"
 
 #include "lib/text.hpp"
 

@@ -2,7 +2,7 @@
 // The glob matcher: braces expanded once at compile time, then each alternative matched name by
 // name, "**" by a memoised walk over (pattern name, path name) pairs, so that no pattern can make
 // a match take more than time proportional to the pattern's names times the path's.
-#include "lib/code/glob.hpp"
+#include "session/code/glob.hpp"
 
 #include <cstdint>
 
