@@ -4,7 +4,9 @@
 // a refusal answered with a DPoP nonce or a renewed token, a forgotten session, a server of
 // HTTP+SSE) or its body's words.
 #include "mcpd/http_transport.hpp"
-#include "mcpd/oauth.hpp"
+
+#include "mcpd/oauth_discovery.hpp"
+#include "mcpd/oauth_login.hpp"
 
 #include "lib/text.hpp"
 
