@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // How the OAuth files send their requests: JSON documents fetched, forms posted, answers read.
-// Internal to mcpd/oauth*.cpp; the contracts of what they implement are in mcpd/oauth_*.hpp.
+// Internal to mcpd/oauth*.cpp; its errors and secrets keep the rules of oauth_types.hpp.
 #pragma once
 
 #include "mcpd/oauth_client.hpp"

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The HTTP transport's session and the transport the client holds: its calls, notifications,
 // cancellations and close (DELETE of a 2025 session), the server's messages on whatever channel
-// they come, a session the server forgot opened again, and the URLs reach_http() checks.
+// they come, and a session the server forgot opened again; reach_http(), url_origin() and
+// resolve_url().
 #include "mcpd/http_transport.hpp"
 
 #include <chrono>
