@@ -5,6 +5,8 @@
 #include "lib/home.hpp"
 #include "lib/log.hpp"
 #include "mcpd/auth_store.hpp"
+#include "mcpd/oauth_consent.hpp"
+#include "mcpd/oauth_types.hpp"
 
 #include <memory>
 

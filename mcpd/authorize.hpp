@@ -12,7 +12,8 @@
 #include "lib/result.hpp"
 #include "mcpd/client.hpp"
 #include "mcpd/config.hpp"
-#include "mcpd/oauth.hpp"
+#include "mcpd/oauth_discovery.hpp"
+#include "mcpd/oauth_login.hpp"
 
 #include <optional>
 #include <string>

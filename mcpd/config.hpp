@@ -34,8 +34,8 @@ namespace sion::mcpd {
 
 inline constexpr int k_default_timeout_s = 60;
 
-// How a server over HTTP is logged in to (mcpd/oauth.hpp): the `add` flags, kept for `login` and
-// for renewals. Every member may be empty: the server's own metadata says the rest.
+// How a server over HTTP is logged in to (mcpd/oauth_login.hpp): the `add` flags, kept for `login`
+// and for renewals. Every member may be empty: the server's own metadata says the rest.
 struct AuthConfig {
     std::string issuer;              // --issuer: which of its authorization servers
     std::string client_id;           // --client-id: a client registered beforehand

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 // The client's side of OAuth: which client, PKCE, the authorization request and its answer, and the
 // token requests (code, client credentials with a secret or an ES256 assertion).
+#include "mcpd/oauth_client.hpp"
+
+#include "mcpd/oauth_url.hpp"
 #include "mcpd/oauth_wire.hpp"
 
 #include "lib/crypto.hpp"

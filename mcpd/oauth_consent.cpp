@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The person's consent: at a terminal (a browser back to 127.0.0.1, or an address pasted), or
 // headless (the authorization URL fetched, its redirect taken).
+#include "mcpd/oauth_consent.hpp"
+
 #include "mcpd/oauth_wire.hpp"
 
 #include "lib/child.hpp"

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Finding where an MCP server is authorized: its challenge, its protected resource metadata (RFC
 // 9728), its authorization server's metadata (RFC 8414, OpenID Connect discovery), and the scopes.
+#include "mcpd/oauth_discovery.hpp"
+
+#include "mcpd/oauth_url.hpp"
 #include "mcpd/oauth_wire.hpp"
 
 #include "lib/text.hpp"

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 // DPoP (RFC 9449): the proofs that bind a login's tokens to a key of its own, and the nonces
 // servers hand out for them.
+#include "mcpd/oauth_dpop.hpp"
+
+#include "mcpd/oauth_url.hpp"
 #include "mcpd/oauth_wire.hpp"
 
 #include "lib/crypto.hpp"

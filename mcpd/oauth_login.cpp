@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Logging in, renewing without the person, logging out, and the lines sion-mcp prints of them.
+#include "mcpd/oauth_login.hpp"
+
+#include "mcpd/oauth_url.hpp"
 #include "mcpd/oauth_wire.hpp"
 
 #include "lib/crypto.hpp"

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
 // URLs as authorization needs them, and the rule of where discovery, registration and tokens may go.
+#include "mcpd/oauth_url.hpp"
+
 #include "mcpd/oauth_wire.hpp"
 
 #include "lib/http.hpp"
@@ -37,7 +39,7 @@ Reach server_reach(const Url& server) {
     return out;
 }
 
-// The rule of oauth.hpp's check_reach for a target at `there`.
+// The rule of oauth_url.hpp's check_reach for a target at `there`.
 Status judge(Reach here, const Address& there, const Url& target, const char* what) {
     std::string shown = redact_url(target.without_query());
     Reach at = reach_of_kind(there.kind);

@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: MIT
 // How the OAuth files send their requests: JSON documents fetched, forms posted, answers read.
-// Internal to mcpd/oauth*.cpp; the contract of everything here is oauth.hpp's.
+// Internal to mcpd/oauth*.cpp; its errors and secrets keep the rules of oauth_types.hpp.
 #pragma once
 
-#include "mcpd/oauth.hpp"
+#include "mcpd/oauth_client.hpp"
+#include "mcpd/oauth_discovery.hpp"
+#include "mcpd/oauth_dpop.hpp"
+#include "mcpd/oauth_types.hpp"
+#include "mcpd/oauth_url.hpp"
 
 #include "lib/http.hpp"
 #include "lib/json.hpp"
@@ -36,9 +40,9 @@ struct Fetched {
 // POSTs `form` to the token endpoint `url` with the client authentication in `headers`, and reads
 // the tokens of a 200, or the server's error (Exit::no_perm, "the token endpoint 'X' refused the
 // request: invalid_grant (the code expired)"). With `dpop.key`, each POST carries a proof, and a
-// use_dpop_nonce refusal is answered once with its nonce (oauth.hpp's Tokens). The token must be
-// a Bearer one (or DPoP, when proofs were sent) unless `any_type` (a token exchange's answer,
-// whose type is "N_A").
+// use_dpop_nonce refusal is answered once with its nonce (oauth_client.hpp's Tokens). The token
+// must be a Bearer one (or DPoP, when proofs were sent) unless `any_type` (a token exchange's
+// answer, whose type is "N_A").
 [[nodiscard]] Result<Tokens> post_token(const Url& server, const std::string& url, const Form& form,
                                         const HttpHeaders& headers, const Settings& settings,
                                         DpopSigner dpop = {}, bool any_type = false);

@@ -4,6 +4,7 @@
 
 #include "mcpd/authorize.hpp"
 
+#include "mcpd/oauth_login.hpp"
 #include "mcpd/oneshot.hpp"
 #include "mcpd/review.hpp"
 #include "mcpd/shelf.hpp"

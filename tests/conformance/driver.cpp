@@ -26,7 +26,10 @@
 #include "lib/result.hpp"
 #include "mcpd/auth_store.hpp"
 #include "mcpd/client.hpp"
-#include "mcpd/oauth.hpp"
+#include "mcpd/oauth_client.hpp"
+#include "mcpd/oauth_consent.hpp"
+#include "mcpd/oauth_discovery.hpp"
+#include "mcpd/oauth_login.hpp"
 #include "mcpd/review.hpp"
 
 #include <fcntl.h>

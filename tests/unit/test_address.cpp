@@ -9,7 +9,7 @@
 #include "lib/http_transfer.hpp"
 #include "lib/models/wire.hpp"
 #include "lib/uv_http.hpp"
-#include "mcpd/oauth.hpp"
+#include "mcpd/oauth_url.hpp"
 #include "tests/unit/http_test_server.hpp"
 
 #include <arpa/inet.h>

@@ -4,7 +4,11 @@
 // token refused, step-up, the client credentials grant, revocation at logout, the terminal's
 // consent (a browser's return and a pasted address), and every refusal the fixture's flags make.
 #include "mcpd/auth_store.hpp"
-#include "mcpd/oauth.hpp"
+#include "mcpd/oauth_client.hpp"
+#include "mcpd/oauth_consent.hpp"
+#include "mcpd/oauth_discovery.hpp"
+#include "mcpd/oauth_login.hpp"
+#include "mcpd/oauth_types.hpp"
 
 #include "lib/child.hpp"
 #include "lib/crypto.hpp"

@@ -3,7 +3,10 @@
 // scopes, the authorization answer's checks, the lines printed, the sealed store (tampered
 // included) and ES256 signatures (checked by Node's crypto, an implementation not ours).
 #include "mcpd/auth_store.hpp"
-#include "mcpd/oauth.hpp"
+#include "mcpd/oauth_client.hpp"
+#include "mcpd/oauth_discovery.hpp"
+#include "mcpd/oauth_login.hpp"
+#include "mcpd/oauth_url.hpp"
 
 #include "lib/child.hpp"
 #include "lib/crypto.hpp"

@@ -6,7 +6,11 @@
 // server's nonce once (and no more), and the jwt-bearer grant.
 #include "mcpd/auth_store.hpp"
 #include "mcpd/client.hpp"
-#include "mcpd/oauth.hpp"
+#include "mcpd/oauth_client.hpp"
+#include "mcpd/oauth_discovery.hpp"
+#include "mcpd/oauth_dpop.hpp"
+#include "mcpd/oauth_login.hpp"
+#include "mcpd/oauth_types.hpp"
 
 #include "lib/crypto.hpp"
 #include "lib/json.hpp"
