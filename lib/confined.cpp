@@ -447,8 +447,35 @@ struct Walker {
     struct Item {
         std::string key; // the name, "/" after a directory's: the order of whole paths
         std::string name;
-        struct stat st;
+        mode_t kind; // S_IFREG, S_IFDIR, S_IFLNK, …
     };
+
+    // The kind of file `ent` is, as the directory's listing says, looked up only where the
+    // filesystem does not say (DT_UNKNOWN); 0 when it is gone or cannot be looked up.
+    static mode_t kind_of(int dir, const struct dirent* ent) {
+        switch (ent->d_type) {
+        case DT_REG:
+            return S_IFREG;
+        case DT_DIR:
+            return S_IFDIR;
+        case DT_LNK:
+            return S_IFLNK;
+        case DT_FIFO:
+            return S_IFIFO;
+        case DT_SOCK:
+            return S_IFSOCK;
+        case DT_CHR:
+            return S_IFCHR;
+        case DT_BLK:
+            return S_IFBLK;
+        default:
+            break;
+        }
+        struct stat st {};
+        if (::fstatat(dir, ent->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+            return 0;
+        return st.st_mode & S_IFMT;
+    }
 
     static std::vector<Item> list(int dir) {
         std::vector<Item> items;
@@ -466,11 +493,11 @@ struct Walker {
             std::string_view name = ent->d_name;
             if (name == "." || name == "..")
                 continue;
-            Item item{std::string(name), std::string(name), {}};
+            Item item{std::string(name), std::string(name), kind_of(dir, ent)};
             // A name gone since readdir, or unreadable, is not there.
-            if (::fstatat(dir, ent->d_name, &item.st, AT_SYMLINK_NOFOLLOW) != 0)
+            if (item.kind == 0)
                 continue;
-            if (S_ISDIR(item.st.st_mode))
+            if (S_ISDIR(item.kind))
                 item.key += '/';
             items.push_back(std::move(item));
         }
@@ -484,7 +511,7 @@ struct Walker {
     bool walk(int dir, const std::string& prefix, int depth, Status& status) {
         for (Item& item : list(dir)) {
             std::string rel = prefix.empty() ? item.name : prefix + "/" + item.name;
-            bool is_dir = S_ISDIR(item.st.st_mode);
+            bool is_dir = S_ISDIR(item.kind);
             Fd child;
             if (is_dir) {
                 if (passed_over(item.name))
@@ -504,7 +531,13 @@ struct Walker {
                                     given.c_str(), max_entries);
                 return false;
             }
-            Confined::Visit next = visit(entry_of(std::move(rel), item.st));
+            Confined::Entry entry;
+            entry.rel = std::move(rel);
+            entry.is_dir = is_dir;
+            entry.is_file = S_ISREG(item.kind);
+            entry.is_link = S_ISLNK(item.kind);
+            entry.mode = item.kind;
+            Confined::Visit next = visit(entry);
             if (next == Confined::Visit::stop)
                 return false;
             if (is_dir && next == Confined::Visit::go_on && depth < k_max_depth) {

@@ -131,7 +131,9 @@ public:
     // a passed-over directory, or a link that stays inside: it was asked for. `visit` returns false
     // to stop. A directory that cannot be opened (gone, swapped for a link meanwhile) is passed
     // over. At most `max_entries` are visited (Exit::data "cannot list 'x': more than N entries"
-    // past that, so a huge tree is an answer, not a hang).
+    // past that, so a huge tree is an answer, not a hang). An entry says what kind of file it is,
+    // as the directory's listing says it (looked up only where the filesystem does not say); its
+    // size and permission bits are not looked up (0), so a walk costs no stat(2) a file.
     [[nodiscard]] Status walk(std::string_view rel, const std::function<bool(const Entry&)>& visit,
                               size_t max_entries = 1000000) const;
     // The same, `visit` telling whether to enter a directory it was shown.

@@ -70,7 +70,6 @@ struct Searcher::Emitter {
     std::string_view text;
     SearchReport& report;
     std::string shown_path;  // `path` as UTF-8
-    bool valid_utf8 = false; // all of `text` is UTF-8: its lines need no replacing
     bool shown_here = false; // a line of this file was shown
     size_t printed = 0;      // the last line of this file shown
     size_t after_off = 0;    // the next line after the last match shown, its offset, number and
@@ -96,10 +95,7 @@ struct Searcher::Emitter {
         out.append(digits, digits_end);
         out += sep;
         if (line.size() <= o.max_line) {
-            if (valid_utf8)
-                out.append(line);
-            else
-                append_utf8(out, line);
+            append_utf8(out, line);
         } else {
             size_t from = 0;
             if (match_at != std::string_view::npos && match_at > o.max_line / 5)
@@ -218,8 +214,8 @@ Result<Searcher> Searcher::compile(std::string_view pattern, const SearchOptions
 void Searcher::search_text(std::string_view path, std::string_view text,
                            SearchReport& report) const {
     ++report.searched;
-    Emitter out{*this, path, text, report, {}, false};
-    bool prepared = false; // shown_path and valid_utf8, found at the first match
+    Emitter out{*this, path, text, report, {}};
+    bool prepared = false; // shown_path, made at the first match
     size_t pos = 0;        // a line's start: where the next match is looked for
     size_t no = 1;         // its number
     bool matched = false;
@@ -240,7 +236,6 @@ void Searcher::search_text(std::string_view path, std::string_view text,
         if (!report.full) {
             if (!prepared) {
                 append_utf8(out.shown_path, path);
-                out.valid_utf8 = invalid_utf8_at(text) == std::string_view::npos;
                 prepared = true;
             }
             size_t before = report.shown_lines;
@@ -259,22 +254,68 @@ void Searcher::search_text(std::string_view path, std::string_view text,
         ++report.matched_files;
 }
 
-void Searcher::search_file(const Confined& root, const std::string& rel, uint64_t size,
+namespace {
+
+// The most a thread keeps of the buffer it reads files into, from one to the next.
+constexpr size_t k_kept_buffer = size_t{1} << 20;
+
+// What read_file() found.
+enum class Read { ok, too_large, unreadable };
+
+// The regular file `rel` beneath `root` into `buffer`, whose first `size` bytes it then holds: the
+// buffer is this thread's, kept from file to file, so reading many files allocates and clears
+// memory only as the largest grows. Opened beneath the root as Confined::read() opens it (a link
+// or a FIFO swapped in since the walk is not followed, nor waited on).
+Read read_file(const Confined& root, const std::string& rel, size_t limit, std::string& buffer,
+               size_t& size) {
+    auto file = root.open_at(rel, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+    if (!file)
+        return Read::unreadable;
+    struct stat st {};
+    if (::fstat(file->get(), &st) != 0 || !S_ISREG(st.st_mode))
+        return Read::unreadable;
+    if (static_cast<uint64_t>(st.st_size) > limit)
+        return Read::too_large;
+    // Read to the end, not to the size fstat gave: the file may be growing.
+    size = 0;
+    for (;;) {
+        if (size == buffer.size()) {
+            if (size > limit)
+                return Read::too_large;
+            buffer.resize(std::min(std::max(buffer.size() * 2, static_cast<size_t>(st.st_size) + 4096),
+                                   limit + 1));
+        }
+        ssize_t n = ::read(file->get(), buffer.data() + size, buffer.size() - size);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return Read::unreadable;
+        if (n == 0)
+            break;
+        size += static_cast<size_t>(n);
+    }
+    return size > limit ? Read::too_large : Read::ok;
+}
+
+} // namespace
+
+void Searcher::search_file(const Confined& root, const std::string& rel,
                            SearchReport& report) const {
-    if (size > m_options.max_file) {
+    thread_local std::string buffer;
+    size_t size = 0;
+    Read read = read_file(root, rel, m_options.max_file, buffer, size);
+    std::string_view text(buffer.data(), size);
+    if (read == Read::too_large)
         ++report.too_large;
-        return;
-    }
-    auto text = root.read(rel, m_options.max_file);
-    if (!text) { // gone or swapped since the walk saw it, grown past max_file
+    else if (read == Read::unreadable) // gone or swapped since the walk saw it
         ++report.unreadable;
-        return;
-    }
-    if (std::memchr(text->data(), '\0', text->size()) != nullptr) {
+    else if (std::memchr(text.data(), '\0', text.size()) != nullptr)
         ++report.binary;
-        return;
-    }
-    search_text(rel, *text, report);
+    else
+        search_text(rel, text, report);
+    // A large file's buffer is not kept by a thread that lives on (the session's).
+    if (buffer.size() > k_kept_buffer)
+        std::string().swap(buffer);
 }
 
 namespace {
@@ -293,13 +334,13 @@ void add_counts(const SearchReport& part, SearchReport& all) {
 // `part`, one file's report made on its own, added to `all` as if that file had been searched into
 // `all` directly: whole when it fits, counted only once `all` is full, and otherwise (the file
 // that reaches a cap) searched again into `all`, which cuts it where one thread would have.
-void Searcher::merge(const Confined& root, const std::string& rel, uint64_t size,
-                     SearchReport& part, SearchReport& all) const {
+void Searcher::merge(const Confined& root, const std::string& rel, SearchReport& part,
+                     SearchReport& all) const {
     const SearchOptions& o = m_options;
     bool fits = !part.full && all.shown_lines + part.shown_lines <= o.max_lines
                 && all.text.size() + part.text.size() + 3 <= o.max_bytes;
     if (!all.full && !fits) {
-        search_file(root, rel, size, all);
+        search_file(root, rel, all);
         return;
     }
     if (!all.full && !part.text.empty()) {
@@ -336,8 +377,8 @@ public:
     ~Pool() { finish(); }
 
     // A file the walk found.
-    void add(std::string rel, uint64_t size) {
-        m_pending.push_back({std::move(rel), size});
+    void add(std::string rel) {
+        m_pending.push_back(std::move(rel));
         if (m_pending.size() == k_chunk)
             submit();
         merge_ready(false);
@@ -364,13 +405,8 @@ private:
     static constexpr size_t k_chunk = 32;
     static constexpr size_t k_window = 16;
 
-    struct Found {
-        std::string rel;
-        uint64_t size;
-    };
-
     struct Chunk {
-        std::vector<Found> files;
+        std::vector<std::string> files;
         std::vector<SearchReport> parts;
         bool ready = false;
     };
@@ -395,14 +431,13 @@ private:
         chunk.parts.resize(chunk.files.size());
         for (size_t i = 0; i < chunk.files.size(); ++i) {
             chunk.parts[i].full = m_counting.load();
-            m_searcher.search_file(m_root, chunk.files[i].rel, chunk.files[i].size, chunk.parts[i]);
+            m_searcher.search_file(m_root, chunk.files[i], chunk.parts[i]);
         }
     }
 
     void merge(Chunk& chunk) {
         for (size_t i = 0; i < chunk.files.size(); ++i)
-            m_searcher.merge(m_root, chunk.files[i].rel, chunk.files[i].size, chunk.parts[i],
-                             m_all);
+            m_searcher.merge(m_root, chunk.files[i], chunk.parts[i], m_all);
         if (m_all.full)
             m_counting = true;
     }
@@ -454,7 +489,7 @@ private:
     const Confined& m_root;
     SearchReport& m_all;
     std::atomic<bool> m_counting;
-    std::vector<Found> m_pending; // the walking thread's, not yet a chunk
+    std::vector<std::string> m_pending; // the walking thread's, not yet a chunk
     bool m_finished = false;
 
     std::mutex m_lock; // guards what follows
@@ -476,7 +511,7 @@ Status Searcher::search(const Confined& root, std::string_view path, const Glob*
         return sys_error(Exit::io, errno, "cannot search '%s'", std::string(path).c_str());
     SION_TRY(std::string base, root.relative(path));
     if (S_ISREG(st.st_mode)) {
-        search_file(root, base, static_cast<uint64_t>(st.st_size), report);
+        search_file(root, base, report);
         return {};
     }
     if (!S_ISDIR(st.st_mode))
@@ -492,7 +527,7 @@ Status Searcher::search(const Confined& root, std::string_view path, const Glob*
                 return only != nullptr && !only->may_match_below(below) ? Confined::Visit::skip_dir
                                                                         : Confined::Visit::go_on;
             if (e.is_file && (only == nullptr || only->matches(below)))
-                pool.add(e.rel, e.size);
+                pool.add(e.rel);
             return Confined::Visit::go_on;
         },
         m_options.max_entries);

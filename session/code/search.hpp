@@ -99,11 +99,10 @@ private:
 
     // The next match at or after `from`: its offset, or npos.
     [[nodiscard]] size_t find(std::string_view text, size_t from) const;
-    void search_file(const Confined& root, const std::string& rel, uint64_t size,
-                     SearchReport& report) const;
+    void search_file(const Confined& root, const std::string& rel, SearchReport& report) const;
 
     class Pool;
-    void merge(const Confined& root, const std::string& rel, uint64_t size, SearchReport& part,
+    void merge(const Confined& root, const std::string& rel, SearchReport& part,
                SearchReport& all) const;
 
     std::shared_ptr<const re2::RE2> m_re;
