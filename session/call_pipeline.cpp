@@ -52,13 +52,13 @@ void CallPipeline::store_failed(Error error) {
         m_store_failure = std::move(error);
 }
 
-Decision CallPipeline::judge(Tool& tool, CallRow& row) const {
+CallPipeline::Judgement CallPipeline::judge(Tool& tool, CallRow& row) const {
     Effect effect = tool.effect(row.input);
     Decision decision = decide(effect, m_p.autonomy, m_p.session->tainted);
     row.effect = effect_name(effect);
     row.decision = decision_name(decision);
     row.why = explain(row.tool, effect, m_p.autonomy, m_p.session->tainted);
-    return decision;
+    return {effect, decision};
 }
 
 std::optional<std::string> CallPipeline::ask_person(const CallRow& row) {
@@ -81,7 +81,6 @@ Result<Json> CallPipeline::model_call(const models::ToolCall& call) {
     row.tool = call.tool;
     row.input = Json::copy_of(call.input);
     row.started_ms = now_ms();
-    m_message.reset();
     auto tool = m_p.find_tool(call.tool);
     if (!tool || !call.input.view().is_object()) {
         row.state = "error";
@@ -89,10 +88,9 @@ Result<Json> CallPipeline::model_call(const models::ToolCall& call) {
             !tool ? tool.error().message() : "the input of " + call.tool + " is not an object";
         SION_TRY(row.seq, insert_call(*m_p.db, m_p.session->id, row));
         m_p.out->call(row);
-        SION_CHECK(finish(row));
-        return std::move(*m_message);
+        return finish(row);
     }
-    Decision decision = judge(**tool, row);
+    Decision decision = judge(**tool, row).decision;
     row.state = "running";
     SION_TRY(row.seq, insert_call(*m_p.db, m_p.session->id, row));
     m_p.out->call(row);
@@ -101,8 +99,7 @@ Result<Json> CallPipeline::model_call(const models::ToolCall& call) {
         refused = row.why;
     else if (decision == Decision::ask)
         refused = ask_person(row);
-    SION_CHECK(refused ? refuse(row, std::move(*refused)) : run_tool(**tool, row));
-    return std::move(*m_message);
+    return refused ? refuse(row, std::move(*refused)) : run_tool(**tool, row);
 }
 
 ToolResult CallPipeline::program_call(std::string_view name, JsonView input) {
@@ -119,8 +116,8 @@ ToolResult CallPipeline::program_call(std::string_view name, JsonView input) {
         row.state = "error";
         row.result = tool.error().message();
     } else {
-        Effect effect = (*tool)->effect(input);
-        if (judge(**tool, row) != Decision::run || effect != Effect::read) {
+        Judgement judged = judge(**tool, row);
+        if (judged.decision != Decision::run || judged.effect != Effect::read) {
             row.decision = decision_name(Decision::refuse);
             row.state = "refused";
             row.result = row.why + ": a program does not make that call; make it yourself";
@@ -128,7 +125,7 @@ ToolResult CallPipeline::program_call(std::string_view name, JsonView input) {
             row.state = "running";
         }
     }
-    Status done = [&]() -> Status {
+    Result<Json> done = [&]() -> Result<Json> {
         SION_TRY(row.seq, insert_call(*m_p.db, m_p.session->id, row));
         m_p.out->call(row);
         if (row.state != "running")
@@ -142,7 +139,7 @@ ToolResult CallPipeline::program_call(std::string_view name, JsonView input) {
     return {row.result, row.state != "ok", row.tainted, {}};
 }
 
-Status CallPipeline::run_tool(Tool& tool, CallRow& row) {
+Result<Json> CallPipeline::run_tool(Tool& tool, CallRow& row) {
     // before-tool hooks, once the policy and the person let the call run.
     HookVerdict before = m_p.hooks->fire("before-tool", hook_event(row));
     if (!before.allow)
@@ -205,25 +202,21 @@ Status CallPipeline::run_tool(Tool& tool, CallRow& row) {
     return finish(row);
 }
 
-Status CallPipeline::refuse(CallRow& row, std::string why) {
+Result<Json> CallPipeline::refuse(CallRow& row, std::string why) {
     row.state = "refused";
     row.result = std::move(why);
     return finish(row);
 }
 
-Status CallPipeline::finish(CallRow& row) {
-    if (row.parent.empty()) {
-        Json m = tool_message(row);
-        SION_CHECK(finish_call(*m_p.db, m_p.session->id, row, m));
-        m_message = std::move(m);
-    } else {
-        SION_CHECK(finish_call(*m_p.db, m_p.session->id, row, JsonView()));
-    }
+Result<Json> CallPipeline::finish(CallRow& row) {
+    Json message = row.parent.empty() ? tool_message(row) : Json::null();
+    SION_CHECK(finish_call(*m_p.db, m_p.session->id, row,
+                           row.parent.empty() ? message.view() : JsonView()));
     if (row.tainted)
         m_p.session->tainted = true;
     ++m_finished;
     m_p.out->result(row);
-    return {};
+    return message;
 }
 
 } // namespace sion::session

@@ -75,20 +75,26 @@ public:
     [[nodiscard]] int finished() const { return m_finished; }
 
 private:
+    struct Judgement {
+        Effect effect;
+        Decision decision;
+    };
     // The policy's decision on a call of `tool`, recorded on its row.
-    Decision judge(Tool& tool, CallRow& row) const;
+    Judgement judge(Tool& tool, CallRow& row) const;
     // Asks the person about a call the policy asks about: why it is refused, or nullopt to run it.
     std::optional<std::string> ask_person(const CallRow& row);
-    Status run_tool(Tool& tool, CallRow& row);
-    Status refuse(CallRow& row, std::string why);
-    Status finish(CallRow& row);
+    // Each ends the call, as finish() does, and returns what it returns.
+    Result<Json> run_tool(Tool& tool, CallRow& row);
+    Result<Json> refuse(CallRow& row, std::string why);
+    // Stores and shows the ended call; returns its result as the conversation holds it, for the
+    // model's call (tool_message()), or null for a program's.
+    Result<Json> finish(CallRow& row);
 
     CallParts m_p;
     Journal m_journal;
     std::string m_under_way;
     int m_program_calls = 0; // those of the program of the call under way
     std::optional<Error> m_store_failure;
-    std::optional<Json> m_message; // the finished model's call's, for model_call to return
     int m_finished = 0;
 };
 
