@@ -3,7 +3,8 @@
 // two `add`s at once both land.
 #include "hooks/private_file.hpp"
 
-#include "lib/crypto.hpp"
+#include "lib/hash.hpp"
+#include "lib/secret_bytes.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>

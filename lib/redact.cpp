@@ -2,7 +2,7 @@
 // Secrets found in text in their long pieces, any case, broken by white space, or in base64.
 #include "lib/redact.hpp"
 
-#include "lib/crypto.hpp"
+#include "lib/base64.hpp"
 
 #include <algorithm>
 

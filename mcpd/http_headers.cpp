@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "mcpd/http_headers.hpp"
 
-#include "lib/crypto.hpp"
+#include "lib/base64.hpp"
 
 #include <set>
 

@@ -3,7 +3,10 @@
 // servers hand out for them.
 #include "mcpd/oauth_wire.hpp"
 
-#include "lib/crypto.hpp"
+#include "lib/base64.hpp"
+#include "lib/hash.hpp"
+#include "lib/jws.hpp"
+#include "lib/secret_bytes.hpp"
 
 namespace sion::mcpd::oauth {
 

@@ -2,7 +2,9 @@
 // Logging in, renewing without the person, logging out, and the lines sion-mcp prints of them.
 #include "mcpd/oauth_wire.hpp"
 
-#include "lib/crypto.hpp"
+#include "lib/hash.hpp"
+#include "lib/jws.hpp"
+#include "lib/secret_bytes.hpp"
 #include "lib/secrets.hpp"
 #include "lib/text.hpp"
 

@@ -2,7 +2,8 @@
 // The OAuth requests on the wire: forms, JSON documents, token answers and client authentication.
 #include "mcpd/oauth_wire.hpp"
 
-#include "lib/crypto.hpp"
+#include "lib/base64.hpp"
+#include "lib/secret_bytes.hpp"
 #include "lib/text.hpp"
 
 #include <algorithm>

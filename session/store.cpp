@@ -2,8 +2,9 @@
 // Sessions, their messages and calls in sion.db, each change one transaction.
 #include "session/store.hpp"
 
-#include "lib/crypto.hpp"
+#include "lib/hash.hpp"
 #include "lib/processes.hpp"
+#include "lib/secret_bytes.hpp"
 #include "lib/state.hpp"
 #include "lib/text.hpp"
 

@@ -2,7 +2,8 @@
 // AWS Signature Version 4: the canonical request, the string to sign and the signing key chain.
 #include "lib/models/sigv4.hpp"
 
-#include "lib/crypto.hpp"
+#include "lib/hash.hpp"
+#include "lib/secret_bytes.hpp"
 #include "lib/text.hpp"
 
 #include <algorithm>

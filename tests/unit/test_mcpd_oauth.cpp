@@ -7,7 +7,6 @@
 #include "mcpd/oauth.hpp"
 
 #include "lib/child.hpp"
-#include "lib/crypto.hpp"
 #include "lib/fd.hpp"
 #include "lib/json.hpp"
 

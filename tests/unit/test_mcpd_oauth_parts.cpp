@@ -5,8 +5,10 @@
 #include "mcpd/auth_store.hpp"
 #include "mcpd/oauth.hpp"
 
+#include "lib/base64.hpp"
 #include "lib/child.hpp"
-#include "lib/crypto.hpp"
+#include "lib/hash.hpp"
+#include "lib/jws.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
