@@ -5,6 +5,7 @@
 #include "lib/fd.hpp"
 #include "lib/hash.hpp"
 #include "lib/mbedtls_bytes.hpp"
+#include "lib/private_file.hpp"
 #include "lib/secret_bytes.hpp"
 #include "lib/text.hpp"
 
@@ -21,26 +22,11 @@
 
 namespace sion {
 
-// Files: key files and sealed files are written beside their final name and renamed into place.
+// Files: key files and sealed files are written beside their final name and renamed into place,
+// and the directory is synced as lib/private_file syncs it. The writer is their own rather than
+// write_private_file: a key file must not replace one that another process made meanwhile, and
+// their messages ("cannot change mode of") and exit codes (EPERM and EROFS are Exit::os) stay.
 namespace {
-
-std::string directory_of(const std::string& path) {
-    size_t slash = path.rfind('/');
-    if (slash == std::string::npos)
-        return ".";
-    return slash == 0 ? "/" : path.substr(0, slash);
-}
-
-// The rename is only durable once the directory entry is on disk.
-Status sync_directory(const std::string& path) {
-    std::string dir = directory_of(path);
-    Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (!fd)
-        return sys_error(Exit::os, errno, "cannot open directory '%s'", dir.c_str());
-    if (::fsync(fd.get()) != 0)
-        return sys_error(Exit::io, errno, "cannot sync directory '%s'", dir.c_str());
-    return {};
-}
 
 // Messages name `path`, the file being written, rather than the temporary name.
 Status write_temp(const std::string& temp, const std::string& path, std::string_view data) {
@@ -94,7 +80,7 @@ Result<bool> install_file(const std::string& path, std::string_view data, bool r
             return false;
         return sys_error(Exit::os, err, "cannot replace '%s'", path.c_str());
     }
-    SION_CHECK(sync_directory(path));
+    SION_CHECK(sync_directory_of(path));
     return true;
 }
 
