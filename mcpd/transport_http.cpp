@@ -24,16 +24,8 @@ constexpr std::chrono::milliseconds k_side_timeout{30000}; // notifications, ans
 constexpr size_t k_max_stream = size_t{1} << 40;           // a GET stream, over its life
 constexpr size_t k_max_refusal = size_t{64} << 10;         // the body of a GET's 401 or 403
 
-std::string lowercase(std::string_view s) {
-    std::string out(s);
-    for (char& c : out)
-        if (c >= 'A' && c <= 'Z')
-            c = static_cast<char>(c - 'A' + 'a');
-    return out;
-}
-
 std::string media_type(const HttpResponse& head) {
-    std::string type = lowercase(head.headers.get("Content-Type").value_or(""));
+    std::string type = ascii_lower(head.headers.get("Content-Type").value_or(""));
     if (size_t semi = type.find(';'); semi != std::string::npos)
         type.resize(semi);
     while (!type.empty() && type.back() == ' ')
@@ -79,7 +71,7 @@ std::string said_words(const Reading& reading) {
         text = std::string(*said.as_string());
     } else if (type == "text/plain" || type == "text/html") {
         if (type == "text/html") {
-            std::string lower = lowercase(body);
+            std::string lower = ascii_lower(body);
             if (size_t at = lower.find("<body"); at != std::string::npos)
                 body.remove_prefix(at);
         }
@@ -908,7 +900,7 @@ std::string url_origin(std::string_view url) {
     size_t colon = url.find("://");
     if (colon == std::string_view::npos)
         return {};
-    std::string scheme = lowercase(url.substr(0, colon));
+    std::string scheme = ascii_lower(url.substr(0, colon));
     if (scheme != "http" && scheme != "https")
         return {};
     std::string_view rest = url.substr(colon + 3);
@@ -917,7 +909,7 @@ std::string url_origin(std::string_view url) {
         authority = authority.substr(at + 1);
     if (authority.empty())
         return {};
-    std::string host = lowercase(authority);
+    std::string host = ascii_lower(authority);
     // The scheme's own port is the same origin as none.
     if (scheme == "http" && host.ends_with(":80"))
         host.resize(host.size() - 3);
