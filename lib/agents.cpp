@@ -2,11 +2,11 @@
 // Profiles and agents in sion.db: creating them, listing them, and naming an agent by its id.
 #include "lib/agents.hpp"
 
+#include "lib/db_schema.hpp"
 #include "lib/hash.hpp"
 #include "lib/json.hpp"
 #include "lib/policy.hpp"
 #include "lib/secret_bytes.hpp"
-#include "lib/state.hpp"
 #include "lib/text.hpp"
 
 #include <cstddef>

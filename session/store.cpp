@@ -2,10 +2,10 @@
 // Sessions, their messages and calls in sion.db, each change one transaction.
 #include "session/store.hpp"
 
+#include "lib/db_schema.hpp"
 #include "lib/hash.hpp"
 #include "lib/processes.hpp"
 #include "lib/secret_bytes.hpp"
-#include "lib/state.hpp"
 #include "lib/text.hpp"
 
 #include <unistd.h>

@@ -11,13 +11,13 @@
 #include "sandboxd/config.hpp"
 
 #include "lib/agents.hpp"
+#include "lib/db_schema.hpp"
 #include "lib/home.hpp"
 #include "lib/http.hpp"
 #include "lib/listing.hpp"
 #include "lib/log.hpp"
-#include "lib/proto/mcp_names.hpp"
 #include "lib/models/model.hpp"
-#include "lib/state.hpp"
+#include "lib/proto/mcp_names.hpp"
 #include "lib/text.hpp"
 
 #include <sys/stat.h>
