@@ -4,10 +4,10 @@
 #include "hooks/hooks_file.hpp"
 
 #include "hooks/pattern.hpp"
-#include "hooks/private_file.hpp"
 #include "lib/fd.hpp"
 #include "lib/home.hpp"
 #include "lib/json.hpp"
+#include "lib/private_file.hpp"
 #include "lib/text.hpp"
 
 #include <fcntl.h>

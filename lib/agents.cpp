@@ -2,10 +2,11 @@
 // Profiles and agents in sion.db: creating them, listing them, and naming an agent by its id.
 #include "lib/agents.hpp"
 
-#include "lib/crypto.hpp"
+#include "lib/db_schema.hpp"
+#include "lib/hash.hpp"
 #include "lib/json.hpp"
 #include "lib/policy.hpp"
-#include "lib/state.hpp"
+#include "lib/secret_bytes.hpp"
 #include "lib/text.hpp"
 
 #include <cstddef>
@@ -32,14 +33,6 @@ bool is_hex(std::string_view s) {
         if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')))
             return false;
     return true;
-}
-
-std::string lower(std::string_view s) {
-    std::string out(s);
-    for (char& c : out)
-        if (c >= 'A' && c <= 'F')
-            c = static_cast<char>(c - 'A' + 'a');
-    return out;
 }
 
 Result<std::vector<std::string>> parse_models(std::string_view name, std::string_view text) {
@@ -98,7 +91,7 @@ Result<std::vector<Agent>> read_agents(Stmt& stmt) {
 // only, so nothing in the name can act as a wildcard.
 std::optional<std::string> id_pattern(std::string_view name) {
     if (name.size() >= k_min_prefix && name.size() <= k_id_digits && is_hex(name))
-        return name.size() == k_id_digits ? lower(name) : lower(name) + "*";
+        return name.size() == k_id_digits ? ascii_lower(name) : ascii_lower(name) + "*";
     for (std::string_view dots : {k_ellipsis, std::string_view("...")}) {
         if (name.size() != k_short_head + dots.size() + k_short_tail
             || name.substr(k_short_head, dots.size()) != dots)
@@ -106,7 +99,7 @@ std::optional<std::string> id_pattern(std::string_view name) {
         std::string_view head = name.substr(0, k_short_head);
         std::string_view tail = name.substr(k_short_head + dots.size());
         if (is_hex(head) && is_hex(tail))
-            return lower(head) + "*" + lower(tail);
+            return ascii_lower(head) + "*" + ascii_lower(tail);
     }
     return std::nullopt;
 }

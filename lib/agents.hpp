@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-// Profiles and agents, as sion.db keeps them (lib/state.hpp). A profile holds the defaults of the
-// agents made from it (their models and autonomy level) and is created on first use; an agent is a
-// random 256-bit id, printed whole when it is made and shortened to "d85ed254…a248" (its first 8
-// and last 4 hex digits) in lists. An agent is named by its whole id, that short form, or any
+// Profiles and agents, as sion.db keeps them (lib/db_schema.hpp). A profile holds the defaults of
+// the agents made from it (their models and autonomy level) and is created on first use; an agent
+// is a random 256-bit id, printed whole when it is made and shortened to "d85ed254…a248" (its
+// first 8 and last 4 hex digits) in lists. An agent is named by its whole id, that short form, or any
 // prefix of at least 4 hex digits that only it has.
 #pragma once
 

@@ -3,7 +3,8 @@
 // check can be outrun by a change to the tree made between it and the use.
 #include "lib/confined.hpp"
 
-#include "lib/crypto.hpp"
+#include "lib/hash.hpp"
+#include "lib/secret_bytes.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>

@@ -6,6 +6,7 @@
 #include "lib/curl_api.hpp"
 #include "lib/http_transfer.hpp"
 #include "lib/proxy.hpp"
+#include "lib/text.hpp"
 
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -22,19 +23,6 @@ namespace {
 
 // A response's header lines, all told, may be no longer than this.
 constexpr size_t k_max_header_bytes = size_t{256} << 10;
-
-char lower(char c) {
-    return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-}
-
-bool iequals(std::string_view a, std::string_view b) {
-    if (a.size() != b.size())
-        return false;
-    for (size_t i = 0; i < a.size(); ++i)
-        if (lower(a[i]) != lower(b[i]))
-            return false;
-    return true;
-}
 
 std::string_view trim(std::string_view s) {
     while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
@@ -53,7 +41,7 @@ void HttpHeaders::add(std::string name, std::string value) {
 
 std::optional<std::string_view> HttpHeaders::get(std::string_view name) const {
     for (const auto& [n, v] : m_entries)
-        if (iequals(n, name))
+        if (ascii_iequals(n, name))
             return std::string_view(v);
     return std::nullopt;
 }
@@ -61,7 +49,7 @@ std::optional<std::string_view> HttpHeaders::get(std::string_view name) const {
 std::vector<std::string_view> HttpHeaders::get_all(std::string_view name) const {
     std::vector<std::string_view> out;
     for (const auto& [n, v] : m_entries)
-        if (iequals(n, name))
+        if (ascii_iequals(n, name))
             out.emplace_back(v);
     return out;
 }
@@ -200,7 +188,7 @@ private:
 // The CA bundle SSL_CERT_FILE names (a private CA, a proxy that inspects TLS) when the request or
 // its proxy speaks TLS; "" for curl's own, the system's.
 Result<std::string> ca_bundle_for(std::string_view url, std::string_view proxy) {
-    auto tls = [](std::string_view u) { return iequals(u.substr(0, 6), "https:"); };
+    auto tls = [](std::string_view u) { return ascii_iequals(u.substr(0, 6), "https:"); };
     if (!tls(url) && !tls(proxy))
         return std::string();
     const char* file = std::getenv("SSL_CERT_FILE"); // NOLINT(concurrency-mt-unsafe): read only

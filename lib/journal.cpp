@@ -2,7 +2,7 @@
 // The journal of calls that must not run twice, kept in sion.db's journal table.
 #include "lib/journal.hpp"
 
-#include "lib/state.hpp"
+#include "lib/db_schema.hpp"
 
 namespace sion {
 

@@ -2,7 +2,9 @@
 // The loopback listener a browser comes back to, and the PKCE pair: one of each for every sign-in.
 #include "lib/oauth_loopback.hpp"
 
-#include "lib/crypto.hpp"
+#include "lib/base64.hpp"
+#include "lib/hash.hpp"
+#include "lib/secret_bytes.hpp"
 #include "lib/text.hpp"
 
 #include <arpa/inet.h>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "lib/picture.hpp"
 
-#include "lib/crypto.hpp"
+#include "lib/base64.hpp"
 #include "lib/text.hpp"
 
 #include <algorithm>

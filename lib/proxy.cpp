@@ -4,6 +4,7 @@
 
 #include "lib/address.hpp"
 #include "lib/http.hpp"
+#include "lib/text.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -15,17 +16,6 @@
 namespace sion {
 
 namespace {
-
-char lower(char c) {
-    return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-}
-
-std::string lowered(std::string_view s) {
-    std::string out;
-    for (char c : s)
-        out += lower(c);
-    return out;
-}
 
 // An address's bytes (4 or 16 of them, `size`), as inet_pton reads it.
 struct Bytes {
@@ -78,7 +68,7 @@ bool under_name(std::string_view host, std::string_view entry) {
     if (entry.empty() || host.size() < entry.size())
         return false;
     std::string_view tail = host.substr(host.size() - entry.size());
-    if (lowered(tail) != lowered(entry))
+    if (!ascii_iequals(tail, entry))
         return false;
     return host.size() == entry.size() || host[host.size() - entry.size() - 1] == '.';
 }
@@ -108,7 +98,7 @@ std::optional<std::pair<size_t, size_t>> authority_of(std::string_view url) {
 // `value` of `variable` as curl reads a proxy: its scheme and port written out.
 Result<std::string> proxy_url(const char* variable, const std::string& value) {
     std::string url = value.find("://") == std::string::npos ? "http://" + value : value;
-    std::string scheme = lowered(url.substr(0, url.find("://")));
+    std::string scheme = ascii_lower(url.substr(0, url.find("://")));
     if ((scheme != "http" && scheme != "https") || !split_url(url))
         return make_error(Exit::config, "%s '%s' is not an http or https proxy", variable,
                           redact_url(url).c_str());
@@ -161,7 +151,7 @@ bool no_proxy_exempts(std::string_view list, std::string_view host) {
 Result<std::string> environment_proxy(std::string_view url, const Environment& env) {
     SION_TRY(Destination where, split_url(url));
     auto number = parse_address(where.host);
-    if (is_localhost(lowered(where.host)) || (number && number->kind == AddressKind::loopback))
+    if (is_localhost(ascii_lower(where.host)) || (number && number->kind == AddressKind::loopback))
         return std::string();
     if (auto exempt = first_set({"no_proxy", "NO_PROXY"}, env);
         exempt && no_proxy_exempts(exempt->second, where.host))

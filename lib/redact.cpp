@@ -2,7 +2,8 @@
 // Secrets found in text in their long pieces, any case, broken by white space, or in base64.
 #include "lib/redact.hpp"
 
-#include "lib/crypto.hpp"
+#include "lib/base64.hpp"
+#include "lib/text.hpp"
 
 #include <algorithm>
 
@@ -12,15 +13,6 @@ namespace {
 
 constexpr std::string_view k_mark = "[redacted]";
 
-char fold(char c) {
-    return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
-}
-
-std::string folded(std::string_view text) {
-    std::string out(text);
-    std::transform(out.begin(), out.end(), out.begin(), fold);
-    return out;
-}
 
 bool is_space(char c) {
     return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
@@ -74,15 +66,15 @@ Redactor::Redactor(const std::vector<std::string>& secrets) {
                 plain += c;
         if (s.size() < k_min_secret || plain.size() < k_min_secret)
             continue;
-        add(folded(plain), std::min(plain.size(), k_min_run));
+        add(ascii_lower(plain), std::min(plain.size(), k_min_run));
         for (size_t offset = 0; offset < 3; ++offset) {
             for (bool to_end : {false, true}) {
                 std::string form = base64_form(s, offset, to_end);
                 if (form.size() < k_min_secret)
                     continue;
                 size_t run = std::min(form.size(), k_min_run);
-                add(folded(form), run);
-                add(folded(url_safe(form)), run);
+                add(ascii_lower(form), run);
+                add(ascii_lower(url_safe(form)), run);
             }
         }
     }
@@ -141,7 +133,7 @@ std::string Redactor::redact(std::string_view text) const {
     for (size_t i = 0; i < text.size(); ++i) {
         if (is_space(text[i]))
             continue;
-        compact += fold(text[i]);
+        compact += ascii_lower(text[i]);
         origin.push_back(i);
     }
     std::vector<bool> hidden(text.size(), false);

@@ -2,9 +2,10 @@
 // The sealed credential store: one JSON object in a SealedFile, read whole and written whole.
 #include "lib/secrets.hpp"
 
-#include "lib/crypto.hpp"
 #include "lib/home.hpp"
 #include "lib/json.hpp"
+#include "lib/seal.hpp"
+#include "lib/secret_bytes.hpp"
 #include "lib/utf8.hpp"
 
 #include <sys/stat.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Small text helpers: printf-style formatting into a std::string (g++ 12 has no <format>),
-// percent-encoding, and text made one line for a terminal.
+// percent-encoding, text made one line for a terminal, and ASCII case.
 #pragma once
 
 #include <cstdarg>
@@ -23,5 +23,16 @@ namespace sion {
 // Text on one line for a terminal (a server's description, a name it gave): whitespace runs,
 // newlines included, made one space and trimmed; other control characters dropped.
 [[nodiscard]] std::string one_line(std::string_view text);
+
+// ASCII case: 'A' to 'Z' lowered to 'a' to 'z', every other byte (UTF-8's too) kept, whatever the
+// locale. For the words that protocols and people compare without case: header and scheme names,
+// host names, hex digits, a "yes".
+[[nodiscard]] constexpr char ascii_lower(char c) {
+    return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+}
+[[nodiscard]] std::string ascii_lower(std::string_view text);
+
+// Whether `a` and `b` are the same bytes but for ASCII case.
+[[nodiscard]] bool ascii_iequals(std::string_view a, std::string_view b);
 
 } // namespace sion

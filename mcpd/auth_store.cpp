@@ -3,6 +3,7 @@
 #include "mcpd/auth_store.hpp"
 
 #include "lib/json.hpp"
+#include "lib/secret_bytes.hpp"
 
 #include <algorithm>
 

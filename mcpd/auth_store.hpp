@@ -12,7 +12,6 @@
 // Secrets read from the store are the caller's to wipe() when done; none appears in a message.
 #pragma once
 
-#include "lib/crypto.hpp"
 #include "lib/result.hpp"
 #include "lib/secrets.hpp"
 

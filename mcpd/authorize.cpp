@@ -4,6 +4,7 @@
 #include "lib/fd.hpp"
 #include "lib/home.hpp"
 #include "lib/log.hpp"
+#include "lib/secret_bytes.hpp"
 #include "mcpd/auth_store.hpp"
 #include "mcpd/oauth_consent.hpp"
 #include "mcpd/oauth_types.hpp"

@@ -7,7 +7,7 @@
 #include "mcpd/review.hpp"
 #include "mcpd/shelf.hpp"
 
-#include "lib/crypto.hpp"
+#include "lib/base64.hpp"
 #include "lib/log.hpp"
 #include "lib/picture.hpp"
 #include "lib/rpc/uv_connection.hpp"

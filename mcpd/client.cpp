@@ -4,8 +4,8 @@
 #include "mcpd/transport_http.hpp"
 #include "mcpd/transport_stdio.hpp"
 
-#include "lib/crypto.hpp"
 #include "lib/redact.hpp"
+#include "lib/secret_bytes.hpp"
 #include "lib/text.hpp"
 #include "lib/version.hpp"
 

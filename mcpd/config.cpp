@@ -8,7 +8,6 @@
 #include "lib/programs.hpp"
 #include "lib/text.hpp"
 
-#include <cctype>
 #include <cstdlib>
 
 namespace sion::mcpd {
@@ -270,9 +269,7 @@ Result<std::pair<std::string, std::string>> parse_header(std::string_view given)
     std::string_view name = given.substr(0, colon);
     if (colon == std::string_view::npos || !is_http_token(name))
         return Error(Exit::usage, "--header takes 'Name: value', not '" + one_line_of(given) + "'");
-    std::string lower(name);
-    for (char& ch : lower)
-        ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    std::string lower = ascii_lower(name);
     for (std::string_view own : {"accept", "content-type", "content-length", "host",
                                  "last-event-id", "transfer-encoding"})
         if (lower == own)

@@ -12,16 +12,8 @@
 
 namespace sion::mcpd {
 
-std::string lowercase(std::string_view s) {
-    std::string out(s);
-    for (char& c : out)
-        if (c >= 'A' && c <= 'Z')
-            c = static_cast<char>(c - 'A' + 'a');
-    return out;
-}
-
 std::string media_type(const HttpResponse& head) {
-    std::string type = lowercase(head.headers.get("Content-Type").value_or(""));
+    std::string type = ascii_lower(head.headers.get("Content-Type").value_or(""));
     if (size_t semi = type.find(';'); semi != std::string::npos)
         type.resize(semi);
     while (!type.empty() && type.back() == ' ')
@@ -50,7 +42,7 @@ std::string said_words(const Reading& reading) {
         text = std::string(*said.as_string());
     } else if (type == "text/plain" || type == "text/html") {
         if (type == "text/html") {
-            std::string lower = lowercase(body);
+            std::string lower = ascii_lower(body);
             if (size_t at = lower.find("<body"); at != std::string::npos)
                 body.remove_prefix(at);
         }

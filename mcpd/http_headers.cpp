@@ -1,21 +1,14 @@
 // SPDX-License-Identifier: MIT
 #include "mcpd/http_headers.hpp"
 
-#include "lib/crypto.hpp"
+#include "lib/base64.hpp"
+#include "lib/text.hpp"
 
 #include <set>
 
 namespace sion::mcpd {
 
 namespace {
-
-std::string lowercase(std::string_view s) {
-    std::string out(s);
-    for (char& c : out)
-        if (c >= 'A' && c <= 'Z')
-            c = static_cast<char>(c - 'A' + 'a');
-    return out;
-}
 
 Status walk(JsonView schema, std::vector<std::string>& path, std::vector<HeaderMark>& marks,
             std::set<std::string>& seen) {
@@ -31,7 +24,7 @@ Status walk(JsonView schema, std::vector<std::string>& path, std::vector<HeaderM
             if (!is_http_token(*name))
                 return Error(Exit::data, "its x-mcp-header '" + std::string(*name)
                                              + "' is not an HTTP token");
-            if (!seen.insert(lowercase(*name)).second)
+            if (!seen.insert(ascii_lower(*name)).second)
                 return Error(Exit::data,
                              "its x-mcp-header '" + std::string(*name) + "' is given twice");
             auto type = property.string("type");

@@ -26,9 +26,6 @@
 
 namespace sion::mcpd {
 
-// `s` in lowercase ASCII.
-[[nodiscard]] std::string lowercase(std::string_view s);
-
 // The media type of a response's Content-Type, lowercased, without its parameters.
 [[nodiscard]] std::string media_type(const HttpResponse& head);
 

@@ -198,7 +198,7 @@ Challenge parse_challenge(std::string_view s) {
         size_t start = i;
         while (i < s.size() && token_char(s[i]))
             ++i;
-        std::string name = lowercase(s.substr(start, i - start));
+        std::string name = ascii_lower(s.substr(start, i - start));
         size_t after = i;
         while (after < s.size() && is_space(s[after]))
             ++after;

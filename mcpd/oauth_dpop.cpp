@@ -6,7 +6,10 @@
 #include "mcpd/oauth_url.hpp"
 #include "mcpd/oauth_wire.hpp"
 
-#include "lib/crypto.hpp"
+#include "lib/base64.hpp"
+#include "lib/hash.hpp"
+#include "lib/jws.hpp"
+#include "lib/secret_bytes.hpp"
 
 namespace sion::mcpd::oauth {
 

@@ -5,7 +5,9 @@
 #include "mcpd/oauth_url.hpp"
 #include "mcpd/oauth_wire.hpp"
 
-#include "lib/crypto.hpp"
+#include "lib/hash.hpp"
+#include "lib/jws.hpp"
+#include "lib/secret_bytes.hpp"
 #include "lib/secrets.hpp"
 #include "lib/text.hpp"
 

@@ -5,6 +5,7 @@
 #include "mcpd/oauth_wire.hpp"
 
 #include "lib/http.hpp"
+#include "lib/text.hpp"
 
 #include <algorithm>
 
@@ -99,7 +100,7 @@ Result<Url> parse_url(std::string_view text) {
     if (colon == std::string_view::npos)
         return bad("it is not absolute");
     Url url;
-    url.scheme = lowercase(text.substr(0, colon));
+    url.scheme = ascii_lower(text.substr(0, colon));
     if (url.scheme != "http" && url.scheme != "https")
         return bad("only http and https are used");
     std::string_view rest = text.substr(colon + 3);
@@ -114,13 +115,13 @@ Result<Url> parse_url(std::string_view text) {
         size_t close = authority.find(']');
         if (close == std::string_view::npos)
             return bad("its IPv6 address is not closed");
-        url.host = lowercase(authority.substr(1, close - 1));
+        url.host = ascii_lower(authority.substr(1, close - 1));
         authority.remove_prefix(close + 1);
         if (!authority.empty() && authority[0] != ':')
             return bad("junk after its IPv6 address");
     } else {
         size_t port = authority.rfind(':');
-        url.host = lowercase(authority.substr(0, port));
+        url.host = ascii_lower(authority.substr(0, port));
         authority = port == std::string_view::npos ? std::string_view() : authority.substr(port);
     }
     if (!authority.empty()) {

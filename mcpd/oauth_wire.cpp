@@ -2,7 +2,8 @@
 // The OAuth requests on the wire: forms, JSON documents, token answers and client authentication.
 #include "mcpd/oauth_wire.hpp"
 
-#include "lib/crypto.hpp"
+#include "lib/base64.hpp"
+#include "lib/secret_bytes.hpp"
 #include "lib/text.hpp"
 
 #include <algorithm>
@@ -83,14 +84,6 @@ std::string_view trimmed(std::string_view url) {
     while (url.ends_with('/'))
         url.remove_suffix(1);
     return url;
-}
-
-std::string lowercase(std::string_view s) {
-    std::string out(s);
-    for (char& c : out)
-        if (c >= 'A' && c <= 'Z')
-            c = static_cast<char>(c - 'A' + 'a');
-    return out;
 }
 
 std::string words_union(std::string_view a, std::string_view b) {
@@ -230,7 +223,7 @@ Result<Tokens> post_token(const Url& server, const std::string& url, const Form&
     if (!access || access->empty())
         return make_error(Exit::data, "the token endpoint '%s' gave no access_token",
                           shown.c_str());
-    std::string type = lowercase(v.string_or("token_type", "Bearer").value_or(""));
+    std::string type = ascii_lower(v.string_or("token_type", "Bearer").value_or(""));
     if (type == "dpop" && dpop.key.empty())
         return make_error(Exit::data, "the token endpoint '%s' gave a DPoP token, though its "
                           "authorization server does not offer DPoP with ES256", shown.c_str());

@@ -53,9 +53,6 @@ struct Fetched {
 // The words of `a`, then those of `b` not among them, space-separated, each once.
 [[nodiscard]] std::string words_union(std::string_view a, std::string_view b);
 
-// `s` in lowercase ASCII.
-[[nodiscard]] std::string lowercase(std::string_view s);
-
 // Adds the client's authentication to a token or revocation request: client_secret_basic in
 // `headers`, client_secret_post or none (client_id) in `form`.
 void authenticate(const std::string& method, const std::string& client_id,

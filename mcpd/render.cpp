@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "mcpd/render.hpp"
 
-#include "lib/crypto.hpp"
+#include "lib/base64.hpp"
 #include "lib/text.hpp"
 
 namespace sion::mcpd {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "mcpd/review.hpp"
 
-#include "lib/crypto.hpp"
+#include "lib/hash.hpp"
 #include "mcpd/http_headers.hpp"
 
 #include <set>

@@ -4,8 +4,8 @@
 
 #include "mcpd/auth_store.hpp"
 
-#include "lib/crypto.hpp"
 #include "lib/home.hpp"
+#include "lib/secret_bytes.hpp"
 #include "lib/secrets.hpp"
 
 #include <cstdlib>

@@ -2,7 +2,7 @@
 #include "mcpd/shelf.hpp"
 
 #include "lib/agents.hpp"
-#include "lib/state.hpp"
+#include "lib/db_schema.hpp"
 
 namespace sion::mcpd {
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The shelf: the MCP servers found once and given to sessions by name, their pins, which profiles
-// have them standing, and whether they may ask for sampling — all in sion.db (lib/state.hpp,
-// version 2). Every change is one transaction.
+// have them standing, and whether they may ask for sampling — all in sion.db
+// (lib/db_schema.hpp, version 2). Every change is one transaction.
 #pragma once
 
 #include "mcpd/config.hpp"

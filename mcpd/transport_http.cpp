@@ -5,6 +5,8 @@
 // resolve_url().
 #include "mcpd/http_transport.hpp"
 
+#include "lib/text.hpp"
+
 #include <chrono>
 
 namespace sion::mcpd {
@@ -249,7 +251,7 @@ std::string url_origin(std::string_view url) {
     size_t colon = url.find("://");
     if (colon == std::string_view::npos)
         return {};
-    std::string scheme = lowercase(url.substr(0, colon));
+    std::string scheme = ascii_lower(url.substr(0, colon));
     if (scheme != "http" && scheme != "https")
         return {};
     std::string_view rest = url.substr(colon + 3);
@@ -258,7 +260,7 @@ std::string url_origin(std::string_view url) {
         authority = authority.substr(at + 1);
     if (authority.empty())
         return {};
-    std::string host = lowercase(authority);
+    std::string host = ascii_lower(authority);
     // The scheme's own port is the same origin as none.
     if (scheme == "http" && host.ends_with(":80"))
         host.resize(host.size() - 3);

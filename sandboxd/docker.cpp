@@ -4,6 +4,7 @@
 #include "sandboxd/docker.hpp"
 
 #include "lib/child.hpp"
+#include "lib/text.hpp"
 #include "sandboxd/capture.hpp"
 #include "sandboxd/output.hpp"
 #include "sandboxd/seccomp.hpp"
@@ -15,7 +16,6 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
@@ -275,10 +275,7 @@ bool docker_reads_itself(std::string_view name) {
     if (std::find(k_own.begin(), k_own.end(), name) != k_own.end())
         return true;
     return std::any_of(k_proxies.begin(), k_proxies.end(), [name](std::string_view proxy) {
-        return name.size() == proxy.size()
-               && std::equal(name.begin(), name.end(), proxy.begin(), [](char a, char b) {
-                      return std::tolower(static_cast<unsigned char>(a)) == b;
-                  });
+        return ascii_iequals(name, proxy);
     });
 }
 

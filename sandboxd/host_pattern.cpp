@@ -142,8 +142,7 @@ Result<std::string> canonical_host(std::string_view host) {
         return address;
     if (text.find(':') != std::string::npos)
         return make_error(Exit::data, "not an IPv6 address");
-    for (char& c : text)
-        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    text = ascii_lower(text);
     SION_CHECK(check_name(text));
     return text;
 }

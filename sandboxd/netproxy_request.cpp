@@ -36,13 +36,6 @@ bool is_token(std::string_view s) {
     return !s.empty() && std::all_of(s.begin(), s.end(), is_tchar);
 }
 
-std::string lower(std::string_view s) {
-    std::string out(s);
-    for (char& c : out)
-        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return out;
-}
-
 std::string_view trim(std::string_view s) {
     while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
         s.remove_prefix(1);
@@ -150,14 +143,14 @@ Status parse_authority(std::string_view text, int default_port, ProxyRequest& re
 std::vector<std::string> connection_options(const Head& head) {
     std::vector<std::string> out;
     for (const Header& h : head.headers) {
-        if (lower(h.name) != "connection")
+        if (ascii_lower(h.name) != "connection")
             continue;
         std::string_view v = h.value;
         while (!v.empty()) {
             size_t comma = v.find(',');
             std::string_view item = trim(v.substr(0, comma));
             if (!item.empty())
-                out.push_back(lower(item));
+                out.push_back(ascii_lower(item));
             v = comma == std::string_view::npos ? std::string_view() : v.substr(comma + 1);
         }
     }
@@ -171,7 +164,7 @@ std::string rewrite_head(const Head& head, std::string_view path, const ProxyReq
     };
     bool upgrade = listed("upgrade")
                    && std::any_of(head.headers.begin(), head.headers.end(),
-                                  [](const Header& h) { return lower(h.name) == "upgrade"; });
+                                  [](const Header& h) { return ascii_lower(h.name) == "upgrade"; });
     std::string out = format("%.*s %.*s %.*s\r\n", static_cast<int>(head.method.size()),
                              head.method.data(), static_cast<int>(path.size()), path.data(),
                              static_cast<int>(head.version.size()), head.version.data());
@@ -180,7 +173,7 @@ std::string rewrite_head(const Head& head, std::string_view path, const ProxyReq
                                                                       : "[" + req.host + "]";
     out += "Host: " + authority + "\r\n";
     for (const Header& h : head.headers) {
-        std::string name = lower(h.name);
+        std::string name = ascii_lower(h.name);
         bool hop = name == "host" || name == "connection" || name == "keep-alive"
                    || name.rfind("proxy-", 0) == 0 || (name == "upgrade" && !upgrade)
                    || (listed(name) && !(upgrade && name == "upgrade"));
@@ -197,7 +190,7 @@ Result<ProxyRequest> parse_absolute(const Head& head) {
     if (target.front() == '/')
         return make_error(Exit::data,
                           "not a proxy request: the target is a path, not http://HOST/PATH");
-    std::string scheme = lower(target.substr(0, target.find("://")));
+    std::string scheme = ascii_lower(target.substr(0, target.find("://")));
     if (scheme == "https")
         return make_error(Exit::data, "https goes through CONNECT, not an https:// target");
     if (scheme != "http" || target.find("://") == std::string_view::npos)

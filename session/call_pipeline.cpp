@@ -3,8 +3,8 @@
 // after-tool hooks, store, for the model's calls and a program's alike.
 #include "session/call_pipeline.hpp"
 
+#include "lib/db_schema.hpp"
 #include "lib/models/wire.hpp"
-#include "lib/state.hpp"
 #include "lib/text.hpp"
 #include "session/shown.hpp"
 

@@ -16,13 +16,6 @@ namespace {
 
 using Type = FormField::Type;
 
-std::string lower(std::string_view s) {
-    std::string out(s);
-    for (char& c : out)
-        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return out;
-}
-
 std::string_view trim(std::string_view s) {
     size_t from = s.find_first_not_of(" \t\r");
     if (from == std::string_view::npos)
@@ -156,7 +149,7 @@ std::vector<std::string> words_of(std::string_view text) {
         } else {
             if (std::isupper(u) != 0 && std::islower(static_cast<unsigned char>(last)) != 0)
                 end();
-            word += static_cast<char>(std::tolower(u));
+            word += ascii_lower(c);
         }
         last = c;
     }
@@ -347,7 +340,7 @@ Result<Json> string_value(const FormField& f, std::string_view text) {
 }
 
 Result<Json> boolean_value(std::string_view text) {
-    std::string a = lower(text);
+    std::string a = ascii_lower(text);
     if (a == "yes" || a == "y" || a == "true")
         return Json::boolean(true);
     if (a == "no" || a == "n" || a == "false")
@@ -358,7 +351,7 @@ Result<Json> boolean_value(std::string_view text) {
 Result<Json> choice_value(const FormField& f, std::string_view text) {
     for (size_t i = 0; i < f.choices.size(); ++i)
         if (text == f.choices[i]
-            || (!f.choice_titles.empty() && lower(text) == lower(f.choice_titles[i])))
+            || (!f.choice_titles.empty() && ascii_iequals(text, f.choice_titles[i])))
             return Json::string(f.choices[i]);
     return Error(Exit::data, "");
 }
@@ -391,7 +384,7 @@ Elicited cancelled() {
 }
 
 bool yes(const std::optional<std::string>& answer) {
-    std::string a = lower(trim(answer.value_or("")));
+    std::string a = ascii_lower(trim(answer.value_or("")));
     return a == "y" || a == "yes";
 }
 
@@ -581,9 +574,9 @@ std::string url_host(std::string_view url) {
     if (!authority.empty() && authority[0] == '[') {
         size_t close = authority.find(']');
         return close == std::string_view::npos ? std::string()
-                                               : lower(authority.substr(0, close + 1));
+                                               : ascii_lower(authority.substr(0, close + 1));
     }
-    return lower(authority.substr(0, authority.find(':')));
+    return ascii_lower(authority.substr(0, authority.find(':')));
 }
 
 std::string terminal_text(std::string_view text) {

@@ -2,6 +2,8 @@
 // Asking on /dev/tty, one line of answer.
 #include "session/person.hpp"
 
+#include "lib/text.hpp"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -20,9 +22,7 @@ Person Person::find(bool for_program) {
 }
 
 bool Person::allows(std::string_view question) {
-    std::string answer = ask(question).value_or("");
-    for (char& c : answer)
-        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    std::string answer = ascii_lower(ask(question).value_or(""));
     while (!answer.empty() && std::isspace(static_cast<unsigned char>(answer.back())) != 0)
         answer.pop_back();
     return answer == "y" || answer == "yes";

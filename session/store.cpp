@@ -2,9 +2,10 @@
 // Sessions, their messages and calls in sion.db, each change one transaction.
 #include "session/store.hpp"
 
-#include "lib/crypto.hpp"
+#include "lib/db_schema.hpp"
+#include "lib/hash.hpp"
 #include "lib/processes.hpp"
-#include "lib/state.hpp"
+#include "lib/secret_bytes.hpp"
 #include "lib/text.hpp"
 
 #include <unistd.h>
@@ -129,9 +130,7 @@ Result<std::optional<SessionRow>> find_session_row(Db& db, std::string_view id) 
 }
 
 Result<SessionRow> find_session(Db& db, std::string_view given) {
-    std::string lower(given);
-    for (char& c : lower)
-        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    std::string lower = ascii_lower(given);
     std::string_view name = lower;
     if (!is_hex_prefix(name) || name.size() > 16 || (name.size() < 4))
         return make_error(Exit::usage,

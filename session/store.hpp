@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-// Sessions as sion.db keeps them (lib/state.hpp): the session's row, its conversation (messages)
-// and its calls. Every change is its own transaction, committed before the function returns, so a
-// session killed at any instant leaves what it finished and nothing half-written.
+// Sessions as sion.db keeps them (lib/db_schema.hpp): the session's row, its conversation
+// (messages) and its calls. Every change is its own transaction, committed before the function
+// returns, so a session killed at any instant leaves what it finished and nothing half-written.
 //
 // A session is continued by one process at a time: claim() records the process as its owner, in
 // the same transaction that checks that no live process owns it.

@@ -5,10 +5,10 @@
 #include "hooks/fire.hpp"
 #include "hooks/hooks_file.hpp"
 #include "hooks/pattern.hpp"
-#include "hooks/private_file.hpp"
 #include "lib/child.hpp"
 #include "lib/cli.hpp"
 #include "lib/log.hpp"
+#include "lib/private_file.hpp"
 #include "lib/text.hpp"
 
 #include <unistd.h>

@@ -4,8 +4,8 @@
 
 #include "cmd/sion-hooks/commands.hpp"
 #include "hooks/hooks_file.hpp"
-#include "hooks/private_file.hpp"
 #include "lib/log.hpp"
+#include "lib/private_file.hpp"
 
 namespace sion::hooks_cmd {
 
@@ -13,7 +13,7 @@ std::string hooks_file_or_die(bool prepare) {
     if (!prepare)
         return hooks::hooks_path(or_die(resolve_home()));
     std::string home = or_die(prepare_home());
-    or_die(hooks::ensure_private_directory((home == "/" ? "" : home) + "/agents"));
+    or_die(ensure_private_directory((home == "/" ? "" : home) + "/agents"));
     return hooks::hooks_path(home);
 }
 

@@ -3,10 +3,10 @@
 #include "cmd/sion-hooks/commands.hpp"
 #include "hooks/describe.hpp"
 #include "hooks/hooks_file.hpp"
-#include "hooks/private_file.hpp"
 #include "lib/cli.hpp"
 #include "lib/listing.hpp"
 #include "lib/log.hpp"
+#include "lib/private_file.hpp"
 #include "lib/text.hpp"
 
 #include <cstdio>

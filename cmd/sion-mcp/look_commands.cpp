@@ -7,11 +7,11 @@
 #include "mcpd/render.hpp"
 #include "mcpd/review.hpp"
 
+#include "lib/db_schema.hpp"
 #include "lib/home.hpp"
 #include "lib/listing.hpp"
 #include "lib/log.hpp"
 #include "lib/proto/mcp_names.hpp"
-#include "lib/state.hpp"
 #include "lib/text.hpp"
 
 #include <cstdio>

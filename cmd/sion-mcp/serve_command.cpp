@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 // sion-mcp serve: the bridge between a session and its servers (mcpd/bridge.hpp).
 #include "cmd/sion-mcp/commands.hpp"
+#include "lib/db_schema.hpp"
 #include "lib/home.hpp"
 #include "lib/log.hpp"
 #include "lib/proto/mcp_names.hpp"
-#include "lib/state.hpp"
 #include "mcpd/bridge.hpp"
 
 namespace sion::mcp_cmd {

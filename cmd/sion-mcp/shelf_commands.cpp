@@ -11,6 +11,7 @@
 #include "mcpd/transport_http.hpp"
 
 #include "lib/agents.hpp"
+#include "lib/db_schema.hpp"
 #include "lib/home.hpp"
 #include "lib/http.hpp"
 #include "lib/listing.hpp"
@@ -18,7 +19,6 @@
 #include "lib/models/model.hpp"
 #include "lib/proto/mcp_names.hpp"
 #include "lib/proto/sandbox_options.hpp"
-#include "lib/state.hpp"
 #include "lib/text.hpp"
 
 #include <sys/stat.h>

@@ -2,12 +2,12 @@
 // sion-run create and list: agents, and the profiles that hold their defaults.
 #include "cmd/sion-run/commands.hpp"
 #include "lib/agents.hpp"
+#include "lib/db_schema.hpp"
 #include "lib/home.hpp"
 #include "lib/listing.hpp"
 #include "lib/log.hpp"
 #include "lib/models/model.hpp"
 #include "lib/policy.hpp"
-#include "lib/state.hpp"
 #include "lib/text.hpp"
 
 #include <cstdio>

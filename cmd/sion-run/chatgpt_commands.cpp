@@ -2,13 +2,14 @@
 // sion-run chatgpt login|status|models|logout: signing in with ChatGPT (lib/models/chatgpt.hpp),
 // the browser's way back on a loopback port (lib/oauth_loopback.hpp).
 #include "cmd/sion-run/commands.hpp"
+#include "lib/base64.hpp"
 #include "lib/child.hpp"
-#include "lib/crypto.hpp"
 #include "lib/home.hpp"
 #include "lib/listing.hpp"
 #include "lib/log.hpp"
 #include "lib/models/chatgpt.hpp"
 #include "lib/oauth_loopback.hpp"
+#include "lib/secret_bytes.hpp"
 
 #include <unistd.h>
 

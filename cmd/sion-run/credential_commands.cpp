@@ -3,10 +3,10 @@
 // tools and servers look their variables up in when the environment does not set them; and
 // sion-run setup, which asks for the common ones in turn.
 #include "cmd/sion-run/commands.hpp"
-#include "lib/crypto.hpp"
 #include "lib/home.hpp"
 #include "lib/listing.hpp"
 #include "lib/log.hpp"
+#include "lib/secret_bytes.hpp"
 #include "lib/secrets.hpp"
 #include "lib/text.hpp"
 

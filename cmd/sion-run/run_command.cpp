@@ -2,12 +2,12 @@
 // sion-run run: one run of an agent's session, new or continued.
 #include "cmd/sion-run/commands.hpp"
 #include "lib/agents.hpp"
+#include "lib/db_schema.hpp"
 #include "lib/fd.hpp"
 #include "lib/home.hpp"
 #include "lib/log.hpp"
 #include "lib/picture.hpp"
 #include "lib/proto/mcp_names.hpp"
-#include "lib/state.hpp"
 #include "lib/text.hpp"
 #include "session/mcp_client.hpp"
 #include "session/sandbox_client.hpp"

@@ -5,10 +5,10 @@
 #include "session/shown.hpp"
 #include "session/transcript.hpp"
 #include "lib/agents.hpp"
+#include "lib/db_schema.hpp"
 #include "lib/home.hpp"
 #include "lib/listing.hpp"
 #include "lib/log.hpp"
-#include "lib/state.hpp"
 #include "lib/text.hpp"
 
 #include <cstdio>

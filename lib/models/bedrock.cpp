@@ -3,10 +3,10 @@
 // answer read back.
 #include "lib/models/bedrock.hpp"
 
-#include "lib/crypto.hpp"
 #include "lib/fd.hpp"
 #include "lib/models/anthropic.hpp"
 #include "lib/picture.hpp"
+#include "lib/secret_bytes.hpp"
 #include "lib/text.hpp"
 
 #include <fcntl.h>

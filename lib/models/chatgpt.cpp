@@ -3,10 +3,12 @@
 // renewal, and the Responses model on the plan.
 #include "lib/models/chatgpt.hpp"
 
-#include "lib/crypto.hpp"
+#include "lib/base64.hpp"
 #include "lib/fd.hpp"
 #include "lib/home.hpp"
+#include "lib/jws.hpp"
 #include "lib/models/openai_responses.hpp"
+#include "lib/secret_bytes.hpp"
 #include "lib/secrets.hpp"
 #include "lib/text.hpp"
 

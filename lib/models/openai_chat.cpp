@@ -2,7 +2,7 @@
 // Chat completions: the conversation as chat messages, the stream's chunks gathered by index.
 #include "lib/models/openai_chat.hpp"
 
-#include "lib/crypto.hpp"
+#include "lib/hash.hpp"
 #include "lib/models/wire.hpp"
 #include "lib/picture.hpp"
 #include "lib/secrets.hpp"

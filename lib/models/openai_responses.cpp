@@ -3,8 +3,8 @@
 #include "lib/models/openai_responses.hpp"
 
 #include "lib/picture.hpp"
+#include "lib/text.hpp"
 
-#include <cctype>
 #include <vector>
 
 namespace sion::models {
@@ -331,9 +331,7 @@ bool has_reasoning_item(JsonView body) {
 
 // Whether a 400 says the model takes no reasoning asked of it.
 bool refuses_reasoning(const Error& error) {
-    std::string m = error.message();
-    for (char& c : m)
-        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    std::string m = ascii_lower(error.message());
     return m.find("reasoning") != std::string::npos || m.find("encrypted") != std::string::npos;
 }
 

@@ -2,7 +2,8 @@
 // AWS Signature Version 4: the canonical request, the string to sign and the signing key chain.
 #include "lib/models/sigv4.hpp"
 
-#include "lib/crypto.hpp"
+#include "lib/hash.hpp"
+#include "lib/secret_bytes.hpp"
 #include "lib/text.hpp"
 
 #include <algorithm>
@@ -16,14 +17,6 @@ namespace {
 constexpr std::string_view k_algorithm = "AWS4-HMAC-SHA256";
 
 using Pairs = std::vector<std::pair<std::string, std::string>>;
-
-std::string lowercase(std::string_view s) {
-    std::string out(s);
-    for (char& c : out)
-        if (c >= 'A' && c <= 'Z')
-            c = static_cast<char>(c - 'A' + 'a');
-    return out;
-}
 
 // The path without "." and ".." segments or empty ones, a trailing '/' kept.
 std::string normalized_path(std::string_view path) {
@@ -125,7 +118,7 @@ Result<CanonicalHeaders> canonical_headers(const HttpHeaders& headers) {
         if (value.find('\0') != std::string::npos)
             return make_error(Exit::data, "cannot sign header '%s': its value holds a NUL",
                               name.c_str());
-        std::string lower = lowercase(name);
+        std::string lower = ascii_lower(name);
         auto same = std::find_if(merged.begin(), merged.end(),
                                  [&](const auto& p) { return p.first == lower; });
         if (same == merged.end())

@@ -3,10 +3,12 @@
 // account's RS256 JWT or a person's refresh token), and Gemini's or Claude's wire format on it.
 #include "lib/models/vertex.hpp"
 
-#include "lib/crypto.hpp"
+#include "lib/base64.hpp"
 #include "lib/fd.hpp"
+#include "lib/hash.hpp"
 #include "lib/models/anthropic.hpp"
 #include "lib/models/gemini.hpp"
+#include "lib/secret_bytes.hpp"
 #include "lib/text.hpp"
 
 #include <mbedtls/pk.h>
@@ -92,7 +94,7 @@ private:
     mbedtls_pk_context m_pk;
 };
 
-// mbedTLS's random source for RSA blinding: the kernel's, as lib/crypto's.
+// mbedTLS's random source for RSA blinding: the kernel's, through lib/secret_bytes.
 int random_source(void* /*unused*/, unsigned char* out, size_t size) noexcept {
     return fill_random(out, size) ? 0 : -1;
 }

@@ -119,9 +119,7 @@ std::string one_line(std::string_view text) {
 // x-goog-api-key, x-amz-security-token and their like. Others (Content-Type, Accept, a version, a
 // date, a hash) are not secrets, and a message may show what is like them.
 bool is_credential_header(std::string_view name) {
-    std::string lower;
-    for (char c : name)
-        lower += c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+    std::string lower = ascii_lower(name);
     for (std::string_view part : {"auth", "key", "token", "secret", "signature", "credential",
                                   "password", "cookie"})
         if (lower.find(part) != std::string::npos)

@@ -18,10 +18,10 @@
 //
 // Exit: 0 ok; 1 when a check fails (each failure on stderr); 64 usage; otherwise the error's code.
 #include "lib/cli.hpp"
+#include "lib/db_schema.hpp"
 #include "lib/fd.hpp"
 #include "lib/journal.hpp"
 #include "lib/log.hpp"
-#include "lib/state.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>

@@ -2,7 +2,7 @@
 // Tests for lib/agents: profile names, profiles made on first use, agents' random ids, and every
 // way of naming an agent (whole id, short form, prefix) with the errors a wrong name gets.
 #include "lib/agents.hpp"
-#include "lib/state.hpp"
+#include "lib/db_schema.hpp"
 
 #include <gtest/gtest.h>
 

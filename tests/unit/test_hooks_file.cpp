@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
-// hooks/hooks_file, private_file, describe and hooks_log: the file's text and its round trip, the
-// refusal of a file others may change (as root too: modes and owners, not access), a malformed file
-// left as it is, atomic writes of mode 0600, the lines list prints, the log's lines.
+// hooks/hooks_file, lib/private_file, describe and hooks_log: the file's text and its round trip,
+// the refusal of a file others may change (as root too: modes and owners, not access), a malformed
+// file left as it is, atomic writes of mode 0600, the lines list prints, the log's lines.
 #include "hooks/describe.hpp"
 #include "hooks/hooks_file.hpp"
 #include "hooks/hooks_log.hpp"
-#include "hooks/private_file.hpp"
+#include "lib/private_file.hpp"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Tests for lib/journal: a call is recorded before it runs, answered from the record once finished,
 // never repeated while unanswered, and keyed by its canonical input.
+#include "lib/db_schema.hpp"
 #include "lib/journal.hpp"
-#include "lib/state.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -11,7 +11,6 @@
 #include "mcpd/oauth_types.hpp"
 
 #include "lib/child.hpp"
-#include "lib/crypto.hpp"
 #include "lib/fd.hpp"
 #include "lib/json.hpp"
 

@@ -8,8 +8,10 @@
 #include "mcpd/oauth_login.hpp"
 #include "mcpd/oauth_url.hpp"
 
+#include "lib/base64.hpp"
 #include "lib/child.hpp"
-#include "lib/crypto.hpp"
+#include "lib/hash.hpp"
+#include "lib/jws.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -4,7 +4,7 @@
 // cap that says how much was cut and never cuts inside a character.
 #include "mcpd/render.hpp"
 
-#include "lib/crypto.hpp"
+#include "lib/base64.hpp"
 
 #include <gtest/gtest.h>
 

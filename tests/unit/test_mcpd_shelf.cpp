@@ -5,7 +5,7 @@
 #include "mcpd/shelf.hpp"
 
 #include "lib/agents.hpp"
-#include "lib/state.hpp"
+#include "lib/db_schema.hpp"
 
 #include <gtest/gtest.h>
 

@@ -4,8 +4,10 @@
 // subject, not a JWT); the way back read (state, iss, error, the client id of a registration);
 // host ids; the sealed store kept, read and forgotten, and a store that was changed refused
 // without being damaged.
-#include "lib/crypto.hpp"
+#include "lib/base64.hpp"
+#include "lib/hash.hpp"
 #include "lib/models/chatgpt.hpp"
+#include "lib/secret_bytes.hpp"
 
 #include <mbedtls/pk.h>
 #include <mbedtls/rsa.h>

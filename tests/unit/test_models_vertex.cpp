@@ -5,8 +5,10 @@
 // refused before a session starts; and the model on KeyedModel's answer loop against a loopback
 // server: a minted token refused is minted again once, express mode's keys rotate, and the cache
 // figures of an answer are read.
-#include "lib/crypto.hpp"
+#include "lib/base64.hpp"
+#include "lib/hash.hpp"
 #include "lib/models/vertex.hpp"
+#include "lib/secret_bytes.hpp"
 #include "tests/unit/http_test_server.hpp"
 
 #include <mbedtls/pk.h>

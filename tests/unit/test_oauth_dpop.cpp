@@ -12,8 +12,10 @@
 #include "mcpd/oauth_login.hpp"
 #include "mcpd/oauth_types.hpp"
 
-#include "lib/crypto.hpp"
+#include "lib/base64.hpp"
+#include "lib/hash.hpp"
 #include "lib/json.hpp"
+#include "lib/jws.hpp"
 #include "tests/unit/http_test_server.hpp"
 
 #include <gtest/gtest.h>
@@ -163,34 +165,6 @@ protected:
     std::mutex m_mutex;
     std::vector<Received> m_seen;
 };
-
-TEST(Es256Key, SignsAndVerifiesWithItsPublicPoint) {
-    auto key = es256_generate();
-    ASSERT_TRUE(key) << key.error().message();
-    EXPECT_NE(key->find("-----BEGIN EC PRIVATE KEY-----"), std::string::npos);
-    auto point = es256_public(*key);
-    ASSERT_TRUE(point) << point.error().message();
-    EXPECT_EQ(point->x.size(), 32U);
-    EXPECT_EQ(point->y.size(), 32U);
-    auto signature = es256_sign(*key, "data");
-    ASSERT_TRUE(signature);
-    EXPECT_TRUE(*es256_verify(*point, "data", *signature));
-    EXPECT_FALSE(*es256_verify(*point, "other data", *signature));
-    EcPoint off_curve{point->x, std::string(32, '\x01')};
-    auto refused = es256_verify(off_curve, "data", *signature);
-    ASSERT_FALSE(refused);
-    EXPECT_EQ(refused.error().exit(), Exit::data);
-    EXPECT_NE(*es256_generate(), *key) << "two keys made alike";
-}
-
-TEST(Es256Key, TheJwkIsCanonicalAndItsThumbprintItsDigest) {
-    EcPoint point{std::string(32, '\0'), std::string(32, '\xff')};
-    std::string jwk = ec_jwk(point);
-    EXPECT_EQ(jwk, R"({"crv":"P-256","kty":"EC","x":")" + base64url_encode(point.x)
-                       + R"(","y":")" + base64url_encode(point.y) + R"("})");
-    EXPECT_EQ(jwk_thumbprint(point), base64url_encode(sha256(jwk)));
-    EXPECT_EQ(jwk_thumbprint(point).size(), 43U);
-}
 
 TEST_F(DpopTest, AProofCarriesItsKeyAndTheRequestAndVerifies) {
     auto proof = dpop_proof(m_key, "POST", "https://mcp.example.com:443/mcp?x=1", "", "");

@@ -4,7 +4,8 @@
 // and ignored), an address pasted, the time limit, query values, and the PKCE pair.
 #include "lib/oauth_loopback.hpp"
 
-#include "lib/crypto.hpp"
+#include "lib/base64.hpp"
+#include "lib/hash.hpp"
 #include "lib/http.hpp"
 
 #include <gtest/gtest.h>

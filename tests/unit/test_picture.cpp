@@ -3,7 +3,7 @@
 // what an API takes; and a picture counted as a picture, not as its base64, in a request's tokens.
 #include "lib/picture.hpp"
 
-#include "lib/crypto.hpp"
+#include "lib/base64.hpp"
 #include "lib/models/gemini.hpp"
 #include "lib/models/model.hpp"
 

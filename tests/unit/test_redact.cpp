@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Unit tests of lib/redact: a secret's long pieces, in any case, split, and in base64.
-#include "lib/crypto.hpp"
+#include "lib/base64.hpp"
 #include "lib/json.hpp"
 #include "lib/redact.hpp"
 

@@ -3,7 +3,7 @@
 // before-tool hooks → journal → tool → after-tool hooks → store), with fakes for the person, for
 // sion-hooks and for the tools, and a real sion.db in memory.
 #include "lib/agents.hpp"
-#include "lib/state.hpp"
+#include "lib/db_schema.hpp"
 #include "session/call_pipeline.hpp"
 
 #include <gtest/gtest.h>

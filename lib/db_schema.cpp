@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The schema of sion.db, one migration per version; a step once released is never edited.
-#include "lib/state.hpp"
+#include "lib/db_schema.hpp"
 
 #include <chrono>
 

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
-// Writing the hooks file so that no reader ever sees half of it, and locking its directory so that
-// two `add`s at once both land.
-#include "hooks/private_file.hpp"
+// Writing a private file so that no reader ever sees half of it (the hooks file, a sealed file),
+// and locking its directory so that two writers at once (two `sion-hooks add`s) both land.
+#include "lib/private_file.hpp"
 
-#include "lib/crypto.hpp"
+#include "lib/hash.hpp"
+#include "lib/secret_bytes.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -12,7 +13,7 @@
 
 #include <cerrno>
 
-namespace sion::hooks {
+namespace sion {
 
 namespace {
 
@@ -70,7 +71,11 @@ Status write_private_file(const std::string& path, std::string_view data) {
         ::unlink(temp.c_str());
         return sys_error(exit_for(err), err, "cannot replace '%s'", path.c_str());
     }
-    // The rename is durable once the directory's entry is on disk.
+    return sync_directory_of(path);
+}
+
+// The rename is durable once the directory's entry is on disk.
+Status sync_directory_of(const std::string& path) {
     std::string dir = directory_of(path);
     Fd d(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!d)
@@ -90,4 +95,4 @@ Result<Fd> lock_directory(const std::string& dir) {
     return d;
 }
 
-} // namespace sion::hooks
+} // namespace sion

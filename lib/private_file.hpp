@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-namespace sion::hooks {
+namespace sion {
 
 // Creates the directory `dir` with mode 0700 (whatever the umask) if it does not exist; its parent
 // must. An existing one is left as it is (check_private judges it). Errors: Exit::os or
@@ -22,8 +22,12 @@ namespace sion::hooks {
 // removed on failure.
 [[nodiscard]] Status write_private_file(const std::string& path, std::string_view data);
 
+// Makes a rename into `path`'s directory durable by fsyncing that directory. Errors: Exit::os
+// "cannot open directory 'D': <errno text>", Exit::io "cannot sync directory 'D': <errno text>".
+[[nodiscard]] Status sync_directory_of(const std::string& path);
+
 // An exclusive flock(2) on the directory `dir`, held until the Fd is closed; it waits for another
 // holder. Errors: Exit::os "cannot lock directory 'D': <errno text>".
 [[nodiscard]] Result<Fd> lock_directory(const std::string& dir);
 
-} // namespace sion::hooks
+} // namespace sion
