@@ -89,10 +89,18 @@ TEST(Processes, StoppedRootAndItsOrphansAreKilled) {
 }
 
 TEST(Processes, RootThatEndsItsOwnNeedsNoKill) {
+    // The shell says when it knows both pids: a TERM that came between the second fork and b=$!
+    // would kill only the first sleep, and the test would wait out the grace for the second.
+    std::string ready = ::testing::TempDir() + "sion-processes-ready." + std::to_string(::getpid());
+    ::unlink(ready.c_str());
     Child child = spawn_shell("trap 'kill $a $b; wait; exit 0' TERM; sleep 60 & a=$!; "
-                              "sleep 61 & b=$!; wait");
+                              "sleep 61 & b=$!; : >'" + ready + "'; wait");
     auto root = process_id(child.pid());
     ASSERT_TRUE(root);
+    for (int i = 0; i < 1000 && ::access(ready.c_str(), F_OK) != 0; ++i)
+        std::this_thread::sleep_for(10ms);
+    ASSERT_EQ(::access(ready.c_str(), F_OK), 0) << "the shell did not start its sleeps";
+    ::unlink(ready.c_str());
     std::vector<ProcessId> tree = tree_of_size(*root, 3);
     auto ended = end_process_tree(*root, 10s, 20s);
     ASSERT_TRUE(ended) << ended.error().message();
