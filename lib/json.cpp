@@ -474,6 +474,12 @@ Result<Json> Json::parse(std::string_view text) {
 
 Json Json::object() { return Json(cJSON_CreateObject()); }
 Json Json::array() { return Json(cJSON_CreateArray()); }
+Json Json::strings(const std::vector<std::string>& values) {
+    Json a = array();
+    for (const std::string& v : values)
+        a.push(string(v));
+    return a;
+}
 Json Json::null() { return Json(cJSON_CreateNull()); }
 Json Json::string(std::string_view s) { return Json(cJSON_CreateString(std::string(s).c_str())); }
 Json Json::number(double d) { return Json(cJSON_CreateNumber(d)); }

@@ -17,6 +17,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace sion {
 
@@ -122,6 +123,8 @@ public:
 
     static Json object();
     static Json array();
+    // An array of `values`, as JSON strings.
+    static Json strings(const std::vector<std::string>& values);
     static Json null();
     static Json string(std::string_view s);
     static Json number(double d);

@@ -14,13 +14,6 @@ namespace sion::mcpd {
 
 namespace {
 
-Json strings(const std::vector<std::string>& items) {
-    Json a = Json::array();
-    for (const std::string& s : items)
-        a.push(Json::string(s));
-    return a;
-}
-
 Result<std::vector<std::string>> strings_of(JsonView json, std::string_view key) {
     std::vector<std::string> out;
     JsonView a = json.get(key);
@@ -113,20 +106,20 @@ Json config_to_json(const ServerConfig& c) {
         if (!c.auth.empty())
             j.set("auth", auth_to_json(c.auth));
     } else {
-        j.set("command", strings(c.command));
+        j.set("command", Json::strings(c.command));
     }
     if (!c.shown.empty() && c.shown != c.command)
-        j.set("shown", strings(c.shown));
+        j.set("shown", Json::strings(c.shown));
     if (!c.dir.empty())
         j.set("dir", std::string_view(c.dir));
     if (!c.env.empty())
-        j.set("env", strings(c.env));
+        j.set("env", Json::strings(c.env));
     if (!c.sandbox.empty())
         j.set("sandbox", std::string_view(c.sandbox));
     if (!c.network.empty())
         j.set("network", std::string_view(c.network));
     if (!c.sandbox_read.empty())
-        j.set("sandbox_read", strings(c.sandbox_read));
+        j.set("sandbox_read", Json::strings(c.sandbox_read));
     if (!c.memory.empty())
         j.set("memory", std::string_view(c.memory));
     if (!c.effects.empty()) {
@@ -136,7 +129,7 @@ Json config_to_json(const ServerConfig& c) {
         j.set("effects", std::move(e));
     }
     if (!c.local.empty())
-        j.set("local", strings({c.local.begin(), c.local.end()}));
+        j.set("local", Json::strings({c.local.begin(), c.local.end()}));
     j.set("timeout", c.timeout_s);
     return j;
 }

@@ -17,13 +17,6 @@ namespace sion::session {
 
 namespace {
 
-Json strings(const std::vector<std::string>& values) {
-    Json a = Json::array();
-    for (const auto& v : values)
-        a.push(Json::string(v));
-    return a;
-}
-
 Result<int64_t> positive(const Args& args, const char* flag) {
     std::string text = *args.value(flag);
     auto n = parse_number(text, 1, 999'999'999'999'999);
@@ -83,7 +76,7 @@ Result<Json> settings_from_flags(const Args& args, JsonView base) {
             SION_TRY(std::string kept, models::kept_model_spec(m));
             models.push_back(std::move(kept));
         }
-        s.set("models", strings(models));
+        s.set("models", Json::strings(models));
     }
     if (auto ws = args.value("workspace"))
         s.set("workspace", std::string_view(*ws));
@@ -92,7 +85,7 @@ Result<Json> settings_from_flags(const Args& args, JsonView base) {
     if (auto network = args.value("sandbox-network"))
         s.set("sandbox_network", std::string_view(*network));
     if (args.has("sandbox-read"))
-        s.set("sandbox_read", strings(args.values("sandbox-read")));
+        s.set("sandbox_read", Json::strings(args.values("sandbox-read")));
     if (args.has("sandbox-timeout")) {
         SION_TRY(int64_t t, positive(args, "sandbox-timeout"));
         s.set("sandbox_timeout", t);
@@ -117,7 +110,7 @@ Result<Json> settings_from_flags(const Args& args, JsonView base) {
             if (std::find(servers.begin(), servers.end(), name) == servers.end())
                 servers.push_back(name);
         }
-        s.set("mcp", strings(servers));
+        s.set("mcp", Json::strings(servers));
     }
     return s;
 }
@@ -163,7 +156,7 @@ Result<RunSettings> resolve_settings(JsonView settings, const Profile& profile,
     rs.sandbox[1] = config.workspace;
     rs.stored.set("workspace", std::string_view(config.workspace));
     if (rs.shell && !config.reads.empty())
-        rs.stored.set("sandbox_read", strings(config.reads));
+        rs.stored.set("sandbox_read", Json::strings(config.reads));
     rs.shell_external = rs.shell
                         && (config.network == proto::Network::host
                             || config.network == proto::Network::named);

@@ -143,13 +143,6 @@ std::string size_text(uint64_t bytes) {
 
 namespace {
 
-Json strings(const std::vector<std::string>& values) {
-    Json a = Json::array();
-    for (const auto& v : values)
-        a.push(Json::string(v));
-    return a;
-}
-
 Error malformed(const std::string& why) { return Error(Exit::data, "sandbox description: " + why); }
 
 Result<std::vector<std::string>> strings_of(JsonView json, const char* key) {
@@ -203,13 +196,13 @@ Json config_to_json(const Config& config) {
     Json j = Json::object();
     j.set("workspace", std::string_view(config.workspace));
     j.set("workspace_as_given", std::string_view(config.workspace_as_given));
-    j.set("reads", strings(config.reads));
-    j.set("reads_as_given", strings(config.reads_as_given));
+    j.set("reads", Json::strings(config.reads));
+    j.set("reads_as_given", Json::strings(config.reads_as_given));
     j.set("backend", backend_text(config));
     j.set("network", network_kind(config.network));
     if (config.network == Network::named)
         j.set("network_name", std::string_view(config.network_name));
-    j.set("allow_hosts", strings(config.allow_hosts));
+    j.set("allow_hosts", Json::strings(config.allow_hosts));
     Json limits = Json::object();
     limits.set("timeout", Json::number(static_cast<double>(config.limits.timeout.count())));
     limits.set("cpu", Json::number(static_cast<double>(config.limits.cpu.count())));
