@@ -230,6 +230,17 @@ Result<Confined::Entry> Confined::stat(std::string_view rel) const {
 }
 
 Result<std::string> Confined::read(std::string_view rel, size_t limit) const {
+    std::string out;
+    SION_TRY(std::optional<size_t> size, read_into(rel, limit, out));
+    if (!size)
+        return make_error(Exit::data, "cannot read '%s': it is larger than %zu bytes",
+                          std::string(rel).c_str(), limit);
+    out.resize(*size);
+    return out;
+}
+
+Result<std::optional<size_t>> Confined::read_into(std::string_view rel, size_t limit,
+                                                  std::string& buffer) const {
     auto path = relative(rel);
     if (!path)
         return path.error().context("cannot read '" + std::string(rel) + "'");
@@ -239,43 +250,41 @@ Result<std::string> Confined::read(std::string_view rel, size_t limit) const {
     if (fd < 0)
         return failure("read", rel, errno, outside(rel));
     Fd file(fd);
-    std::string what = "cannot read '" + std::string(rel) + "'";
 
     struct stat st {};
 
     if (::fstat(file.get(), &st) != 0)
         return failure("read", rel, errno, outside(rel));
     if (S_ISDIR(st.st_mode))
-        return Error(Exit::data, what + ": it is a directory");
+        return make_error(Exit::data, "cannot read '%s': it is a directory", std::string(rel).c_str());
     if (!S_ISREG(st.st_mode))
-        return Error(Exit::data, what + ": it is not a regular file");
+        return make_error(Exit::data, "cannot read '%s': it is not a regular file",
+                          std::string(rel).c_str());
     if (static_cast<uint64_t>(st.st_size) > limit)
-        return make_error(Exit::data, "%s: it is larger than %zu bytes", what.c_str(), limit);
-    std::string out;
-    out.resize(static_cast<size_t>(st.st_size) + 1);
+        return std::optional<size_t>();
+    if (buffer.size() <= static_cast<size_t>(st.st_size))
+        buffer.resize(static_cast<size_t>(st.st_size) + 1);
     size_t have = 0;
     // Read to the end, not to the size fstat gave: the file may be growing.
     for (;;) {
-        if (have == out.size()) {
-            if (out.size() > limit)
-                return make_error(Exit::data, "%s: it is larger than %zu bytes", what.c_str(),
-                                  limit);
-            out.resize(std::min(out.size() * 2 + 4096, limit + 1));
+        if (have == buffer.size()) {
+            if (have > limit)
+                return std::optional<size_t>();
+            buffer.resize(std::min(buffer.size() * 2 + 4096, limit + 1));
         }
-        ssize_t n = ::read(file.get(), out.data() + have, out.size() - have);
+        ssize_t n = ::read(file.get(), buffer.data() + have, buffer.size() - have);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
-            return sys_error(Exit::io, errno, "%s", what.c_str());
+            return sys_error(Exit::io, errno, "cannot read '%s'", std::string(rel).c_str());
         }
         if (n == 0)
             break;
         have += static_cast<size_t>(n);
     }
     if (have > limit)
-        return make_error(Exit::data, "%s: it is larger than %zu bytes", what.c_str(), limit);
-    out.resize(have);
-    return out;
+        return std::optional<size_t>();
+    return std::optional<size_t>(have);
 }
 
 Confined::Staged::Staged(Staged&& other) noexcept

@@ -37,6 +37,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -86,6 +87,11 @@ public:
     // is larger than N bytes"). A directory or anything not a regular file is Exit::data; a FIFO is
     // not waited on, and is refused too.
     [[nodiscard]] Result<std::string> read(std::string_view rel, size_t limit) const;
+    // The same into `buffer`, which is only grown (never shrunk or cleared), so that a caller reading
+    // many files allocates only as the largest grows: the number of bytes read into its start, or
+    // std::nullopt when the file is larger than `limit` (not an error here).
+    [[nodiscard]] Result<std::optional<size_t>> read_into(std::string_view rel, size_t limit,
+                                                          std::string& buffer) const;
 
     // A new text for `rel`, written beside it (mode: the old file's, else 0666 less the umask) and
     // fsynced, not yet in place. commit() renames it over `rel`; a Staged dropped uncommitted

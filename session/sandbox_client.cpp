@@ -27,6 +27,16 @@ Result<Fd> temporary_file() {
     return Fd(fd);
 }
 
+// `sion-sandbox COMMAND OPTIONS…`, with sandbox_environment().
+Result<ChildSpec> sandbox_command(const char* command, const std::vector<std::string>& options) {
+    SION_TRY(std::string program, find_program("sion-sandbox"));
+    ChildSpec spec;
+    spec.argv = {program, command};
+    spec.argv.insert(spec.argv.end(), options.begin(), options.end());
+    spec.env = sandbox_environment();
+    return spec;
+}
+
 } // namespace
 
 std::vector<std::string> sandbox_environment() {
@@ -35,11 +45,7 @@ std::vector<std::string> sandbox_environment() {
 }
 
 Result<proto::Config> describe_sandbox(const std::vector<std::string>& options) {
-    SION_TRY(std::string program, find_program("sion-sandbox"));
-    ChildSpec spec;
-    spec.argv = {program, "describe"};
-    spec.argv.insert(spec.argv.end(), options.begin(), options.end());
-    spec.env = sandbox_environment();
+    SION_TRY(ChildSpec spec, sandbox_command("describe", options));
     spec.time_limit = std::chrono::seconds(30);
     auto cannot = [](const std::string& why) {
         return Error(Exit::unavailable, "cannot ask sion-sandbox about the sandbox: " + why);
@@ -68,11 +74,7 @@ Result<proto::Config> describe_sandbox(const std::vector<std::string>& options) 
 
 Result<std::unique_ptr<SandboxClient>> SandboxClient::start(const std::vector<std::string>& options,
                                                             SandboxLock* lock) {
-    SION_TRY(std::string program, find_program("sion-sandbox"));
-    ChildSpec spec;
-    spec.argv = {program, "serve"};
-    spec.argv.insert(spec.argv.end(), options.begin(), options.end());
-    spec.env = sandbox_environment();
+    SION_TRY(ChildSpec spec, sandbox_command("serve", options));
     SION_TRY(Fd errors, temporary_file());
     spec.in = Stdio::pipe();
     spec.out = Stdio::pipe();

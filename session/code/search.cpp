@@ -259,57 +259,18 @@ namespace {
 // The most a thread keeps of the buffer it reads files into, from one to the next.
 constexpr size_t k_kept_buffer = size_t{1} << 20;
 
-// What read_file() found.
-enum class Read { ok, too_large, unreadable };
-
-// The regular file `rel` beneath `root` into `buffer`, whose first `size` bytes it then holds: the
-// buffer is this thread's, kept from file to file, so reading many files allocates and clears
-// memory only as the largest grows. Opened beneath the root as Confined::read() opens it (a link
-// or a FIFO swapped in since the walk is not followed, nor waited on).
-Read read_file(const Confined& root, const std::string& rel, size_t limit, std::string& buffer,
-               size_t& size) {
-    auto file = root.open_at(rel, O_RDONLY | O_NONBLOCK | O_NOCTTY);
-    if (!file)
-        return Read::unreadable;
-    struct stat st {};
-    if (::fstat(file->get(), &st) != 0 || !S_ISREG(st.st_mode))
-        return Read::unreadable;
-    if (static_cast<uint64_t>(st.st_size) > limit)
-        return Read::too_large;
-    // Read to the end, not to the size fstat gave: the file may be growing.
-    size = 0;
-    for (;;) {
-        if (size == buffer.size()) {
-            if (size > limit)
-                return Read::too_large;
-            buffer.resize(std::min(std::max(buffer.size() * 2, static_cast<size_t>(st.st_size) + 4096),
-                                   limit + 1));
-        }
-        ssize_t n = ::read(file->get(), buffer.data() + size, buffer.size() - size);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return Read::unreadable;
-        if (n == 0)
-            break;
-        size += static_cast<size_t>(n);
-    }
-    return size > limit ? Read::too_large : Read::ok;
-}
-
 } // namespace
 
 void Searcher::search_file(const Confined& root, const std::string& rel,
                            SearchReport& report) const {
     thread_local std::string buffer;
-    size_t size = 0;
-    Read read = read_file(root, rel, m_options.max_file, buffer, size);
-    std::string_view text(buffer.data(), size);
-    if (read == Read::too_large)
-        ++report.too_large;
-    else if (read == Read::unreadable) // gone or swapped since the walk saw it
+    auto size = root.read_into(rel, m_options.max_file, buffer);
+    if (!size) // gone or swapped since the walk saw it
         ++report.unreadable;
-    else if (std::memchr(text.data(), '\0', text.size()) != nullptr)
+    else if (!*size)
+        ++report.too_large;
+    else if (std::string_view text(buffer.data(), **size);
+             std::memchr(text.data(), '\0', text.size()) != nullptr)
         ++report.binary;
     else
         search_text(rel, text, report);

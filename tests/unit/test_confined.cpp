@@ -172,6 +172,29 @@ TEST_F(ConfinedTest, ReadsRegularFilesAndRefusesTheRest) {
     EXPECT_EQ(absolute.error().exit(), Exit::no_perm);
 }
 
+// read_into: one buffer for many files, grown only; a file over the limit is no error there.
+TEST_F(ConfinedTest, ReadIntoKeepsOneBufferAndSaysWhenAFileIsTooLarge) {
+    put(m_ws + "/long.txt", std::string(5000, 'x'));
+    put(m_ws + "/short.txt", "hi\n");
+    std::string buffer;
+    auto n = m_c->read_into("long.txt", 10000, buffer);
+    ASSERT_OK(n);
+    ASSERT_TRUE(*n);
+    EXPECT_EQ(**n, 5000U);
+    size_t grown = buffer.size();
+    n = m_c->read_into("short.txt", 10000, buffer);
+    ASSERT_OK(n);
+    ASSERT_TRUE(*n);
+    EXPECT_EQ(buffer.substr(0, **n), "hi\n");
+    EXPECT_EQ(buffer.size(), grown);
+    n = m_c->read_into("long.txt", 4999, buffer);
+    ASSERT_OK(n);
+    EXPECT_FALSE(*n);
+    auto dir = m_c->read_into(".", 100, buffer);
+    ASSERT_FALSE(dir);
+    EXPECT_EQ(dir.error().message(), "cannot read '.': it is a directory");
+}
+
 // Links planted before the call: followed while they stay beneath the root, refused otherwise.
 TEST_F(ConfinedTest, LinksInsideAreFollowedLinksOutAreNot) {
     fs::create_directories(m_ws + "/src/deep");
