@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
-// sion-sandbox serve: sandbox/exec and sandbox/close on the pipes, each command run in the warm
-// bubblewrap sandbox, or in a container of its own with Docker.
+// sion-sandbox serve: sandbox/exec, sandbox/describe and sandbox/close on the pipes, each command
+// run in the warm bubblewrap sandbox, or in a container of its own with Docker.
 #include "sandboxd/server.hpp"
 
 #include "lib/log.hpp"
 #include "lib/proto/sandbox_exec.hpp"
+#include "lib/proto/sandbox_options.hpp"
 #include "lib/rpc/uv_connection.hpp"
 #include "sandboxd/bwrap.hpp"
 #include "sandboxd/docker.hpp"
@@ -122,6 +123,9 @@ void Session::open_client() {
     rpc::UvHandlers h;
     h.requests["sandbox/exec"] = [this](const Message& m, const Responder& respond) {
         exec(m, respond);
+    };
+    h.requests["sandbox/describe"] = [this](const Message&, const Responder& respond) {
+        respond(Reply::ok(proto::config_to_json(m_config)));
     };
     h.requests["sandbox/close"] = [this](const Message&, Responder respond) {
         close_request(std::move(respond));

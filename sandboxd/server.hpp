@@ -2,9 +2,11 @@
 // sion-sandbox serve: the pipes protocol on stdin and stdout, every command run in one warm sandbox
 // made for the session (bwrap started once, `init --serve` inside).
 //
-// Methods: sandbox/exec (params and result in exec.hpp; its timeout is cut to the session's) and
-// sandbox/close (the commands already asked for end first, each within its time limit, and are
-// answered; then close answers {} and the session ends; a request after it is refused, -32600).
+// Methods: sandbox/exec (params and result in lib/proto/sandbox_exec.hpp; its timeout is cut to the
+// session's), sandbox/describe (the sandbox as `sion-sandbox describe` prints it:
+// proto::config_to_json) and sandbox/close (the commands already asked for end first, each within
+// its time limit, and are answered; then close answers {} and the session ends; a request after it
+// is refused, -32600).
 // Several requests may be in flight; answers come as commands end. At the end of input the
 // session ends likewise, once every request is answered. SIGTERM ends it sooner: with bubblewrap,
 // what still runs gets SIGTERM, and SIGKILL half a second later, each answered as it ends, and

@@ -90,14 +90,47 @@ Result<std::unique_ptr<SandboxClient>> SandboxClient::start(const std::vector<st
     client->m_rpc =
         std::make_unique<rpc::Connection>(client->m_child.out().get(), client->m_child.in().get());
     auto trivial = client->exec("true", std::nullopt);
-    if (!trivial)
+    if (!trivial) {
+        if (auto refused = client->refusal())
+            return *refused;
         return Error(Exit::unavailable, "the sandbox does not work: " + trivial.error().message());
+    }
     if (trivial->exit != 0)
         return make_error(Exit::unavailable,
                           "the sandbox does not work: a trivial command exited %d%s%s",
                           trivial->exit, trivial->stderr_text.empty() ? "" : ": ",
                           trivial->stderr_text.substr(0, trivial->stderr_text.find('\n')).c_str());
     return client;
+}
+
+Result<proto::Config> SandboxClient::describe() {
+    if (m_dead)
+        return make_error(Exit::unavailable, "the sandbox is gone");
+    auto answer = m_rpc->call("sandbox/describe");
+    if (!answer)
+        return gone(answer.error());
+    if (answer->kind == rpc::Kind::error)
+        return make_error(Exit::unavailable, "sion-sandbox cannot describe the sandbox: %.*s",
+                          static_cast<int>(answer->error_message.size()),
+                          answer->error_message.data());
+    auto config = proto::config_from_json(answer->result);
+    if (!config)
+        return make_error(Exit::unavailable, "sion-sandbox described the sandbox wrongly: %s",
+                          config.error().message().c_str());
+    return config;
+}
+
+// serve judges its options before the sandbox starts, as describe does, and refuses them with the
+// status describe gives (Exit::usage or Exit::config) and its one line.
+std::optional<Error> SandboxClient::refusal() {
+    auto status = m_child.wait_for(std::chrono::seconds(5));
+    if (!status || !*status)
+        return std::nullopt;
+    int code = (*status)->exit_code;
+    std::string said = last_error();
+    if ((code != to_int(Exit::usage) && code != to_int(Exit::config)) || said.empty())
+        return std::nullopt;
+    return Error(static_cast<Exit>(code), said);
 }
 
 SandboxClient::~SandboxClient() {

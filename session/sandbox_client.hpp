@@ -23,18 +23,21 @@ namespace sion::session {
 // home are, the locale, and what docker needs to find its engine.
 [[nodiscard]] std::vector<std::string> sandbox_environment();
 
-// Asks `sion-sandbox describe OPTIONS…` what sandbox the options describe: sion-sandbox alone
-// judges them and runs pre-flight, so its refusal is returned as it said it, with its status
+// Asks `sion-sandbox describe OPTIONS…` what sandbox the options describe (a session with a shell
+// asks its serve instead: SandboxClient::describe()): sion-sandbox alone judges them and runs
+// pre-flight, so its refusal is returned as it said it, with its status
 // (Exit::usage for a malformed number, Exit::config for the seeds' refusals). Anything else that
 // goes wrong is Exit::unavailable "cannot ask sion-sandbox about the sandbox: …". Within 30 s.
 [[nodiscard]] Result<proto::Config> describe_sandbox(const std::vector<std::string>& options);
 
 class SandboxClient {
 public:
-    // Starts `sion-sandbox serve OPTIONS…` (found as find_program() finds programs; the options are
-    // sion-sandbox's, judged already with describe_sandbox()) and runs a trivial command in it, so a sandbox that does not work is known before the session starts. Given the
-    // session's SandboxLock, serve holds it too (fd 3) and is named in it. Errors
-    // (Exit::unavailable) carry what sion-sandbox said: "the sandbox does not work: <its message>".
+    // Starts `sion-sandbox serve OPTIONS…` (found as find_program() finds programs) and runs a
+    // trivial command in it, so a sandbox that does not work is known before the session starts.
+    // serve judges the options, pre-flight included, as describe does: its refusal is returned as
+    // it said it, with its status (Exit::usage or Exit::config). Given the session's SandboxLock,
+    // serve holds it too (fd 3) and is named in it. Other errors (Exit::unavailable) carry what
+    // sion-sandbox said: "the sandbox does not work: <its message>".
     [[nodiscard]] static Result<std::unique_ptr<SandboxClient>>
     start(const std::vector<std::string>& options, SandboxLock* lock = nullptr);
 
@@ -42,6 +45,10 @@ public:
     SandboxClient& operator=(const SandboxClient&) = delete;
     // Closes the sandbox: asks sion-sandbox to end and waits for it (briefly; then kills it).
     ~SandboxClient();
+
+    // The sandbox serve runs commands in, as it judged its options (sandbox/describe): what
+    // describe_sandbox() gives for the same options. Exit::unavailable when the sandbox is gone.
+    [[nodiscard]] Result<proto::Config> describe();
 
     // Runs `command` with /bin/sh -c in /workspace, `env` added to the sandbox's environment.
     // Exit::unavailable when the sandbox is gone.
@@ -56,6 +63,8 @@ private:
     // What sion-sandbox wrote to its stderr, its last line, for messages.
     [[nodiscard]] std::string last_error();
     [[nodiscard]] Error gone(const Error& why);
+    // After serve ended at the start: its refusal of the options, if that is why.
+    [[nodiscard]] std::optional<Error> refusal();
 
     Child m_child;
     Fd m_errors; // a temporary file holding sion-sandbox's stderr

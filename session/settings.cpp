@@ -150,40 +150,38 @@ Result<RunSettings> resolve_settings(JsonView settings, const Profile& profile,
         return rs;
 
     SION_TRY(rs.sandbox, sandbox_argv(settings, home, rs.shell));
+    if (rs.shell)
+        return rs; // serve judges the options as the sandbox starts: settle_sandbox() then
     // Judged by sion-sandbox, in its words (the seeds' refusals).
     SION_TRY(proto::Config config, describe_sandbox(rs.sandbox));
+    settle_sandbox(rs, config);
+    return rs;
+}
+
+void settle_sandbox(RunSettings& rs, const proto::Config& config) {
     rs.workspace = config.workspace;
-    rs.sandbox[1] = config.workspace;
     rs.stored.set("workspace", std::string_view(config.workspace));
-    if (rs.shell && !config.reads.empty())
-        rs.stored.set("sandbox_read", Json::strings(config.reads));
-    rs.shell_external = rs.shell
-                        && (config.network == proto::Network::host
-                            || config.network == proto::Network::named);
     if (!rs.shell) {
         rs.sandbox.clear();
-        return rs;
+        return;
     }
+    if (!config.reads.empty())
+        rs.stored.set("sandbox_read", Json::strings(config.reads));
+    rs.shell_external =
+        config.network == proto::Network::host || config.network == proto::Network::named;
     // run_code's sandbox: the shell's backend and limits, with no workspace of the session's
     // (run_code gives it an empty one) and no network. Offered where Python 3 is: this machine's
     // for bubblewrap; a Docker image is taken to have it.
-    if (config.backend == proto::BackendKind::docker
-        || ::access("/usr/bin/python3", X_OK) == 0) {
-        rs.code_sandbox = {
-            "--backend",
-            proto::backend_text(config),
-            "--network",
-            "none",
-            "--home",
-            config.home};
-        if (settings.get("sandbox_timeout").exists())
+    if (config.backend == proto::BackendKind::docker || ::access("/usr/bin/python3", X_OK) == 0) {
+        rs.code_sandbox = {"--backend", proto::backend_text(config), "--network", "none", "--home",
+                           config.home};
+        if (rs.stored.get("sandbox_timeout").exists())
             rs.code_sandbox.insert(rs.code_sandbox.end(),
                                    {"--timeout", std::to_string(config.limits.timeout.count())});
-        if (settings.get("sandbox_memory").exists())
+        if (rs.stored.get("sandbox_memory").exists())
             rs.code_sandbox.insert(rs.code_sandbox.end(),
                                    {"--memory", std::to_string(config.limits.memory)});
     }
-    return rs;
 }
 
 } // namespace sion::session

@@ -11,6 +11,7 @@
 #include "lib/cli.hpp"
 #include "lib/json.hpp"
 #include "lib/policy.hpp"
+#include "lib/proto/sandbox_options.hpp"
 #include "lib/result.hpp"
 
 #include <optional>
@@ -39,13 +40,19 @@ struct RunSettings {
 [[nodiscard]] Result<Json> settings_from_flags(const Args& args, JsonView base);
 
 // The settings checked and made whole: the profile's models and autonomy where the settings give
-// none, the workspace and sandbox judged by `sion-sandbox describe` (describe_sandbox(): the seeds'
-// refusals in its words, with paths as the user wrote them), the workspace resolved. `home` is
-// $SION_HOME. Errors:
+// none, and a workspace without a shell judged by `sion-sandbox describe` (describe_sandbox(): the
+// seeds' refusals in its words, with paths as the user wrote them) and settled. With a shell,
+// `sandbox` holds serve's options and the rest waits for settle_sandbox(): serve judges them as it
+// starts, and sion-sandbox is asked once. `home` is $SION_HOME. Errors:
 //   Exit::usage   "no model: give --model, or create the agent with one"
 //   Exit::usage   "--sandbox-network is for a shell: add --shell"
 //   Exit::config  "with bubblewrap the network is none, declared or host, not sion-egress", …
 [[nodiscard]] Result<RunSettings> resolve_settings(JsonView settings, const Profile& profile,
                                                    const std::string& home);
+
+// The settings completed with the sandbox sion-sandbox judged the options to describe: the
+// workspace resolved (and stored so), and with a shell the --sandbox-read directories resolved,
+// whether its commands reach a network, and run_code's sandbox.
+void settle_sandbox(RunSettings& rs, const proto::Config& config);
 
 } // namespace sion::session

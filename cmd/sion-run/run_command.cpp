@@ -193,8 +193,6 @@ int run_command(int argc, const char* const* argv) {
         parts.models.push_back(or_die(models::open_model(m)));
     // A hooks file that others may change, or that is malformed, keeps every session from running.
     parts.hooks = or_die(Hooks::open(home));
-    parts.tools = make_tools({!parts.settings.workspace.empty(), parts.settings.shell,
-                              parts.settings.shell_external, parts.settings.code_sandbox});
     // An earlier run's sandbox that still runs is ended before this run's starts; one of a run
     // that still runs is refused, as claim() refuses the session.
     std::string id = stored ? stored->id : or_die(new_session_id());
@@ -207,7 +205,10 @@ int run_command(int argc, const char* const* argv) {
         if (!sandbox_lock->note().empty())
             log_error("%s", sandbox_lock->note().c_str());
         sandbox = or_refuse(SandboxClient::start(parts.settings.sandbox, &*sandbox_lock));
+        settle_sandbox(parts.settings, or_refuse(sandbox->describe()));
     }
+    parts.tools = make_tools({!parts.settings.workspace.empty(), parts.settings.shell,
+                              parts.settings.shell_external, parts.settings.code_sandbox});
     parts.context.sandbox = sandbox.get();
     std::optional<Confined> files; // outlives the session, which holds a pointer to it
     if (!parts.settings.workspace.empty()) {

@@ -1,12 +1,10 @@
 // SPDX-License-Identifier: MIT
-// sion-sandbox serve: the warm sandbox, answering sandbox/exec on the pipes.
+// sion-sandbox serve: the warm sandbox, answering sandbox/exec and sandbox/describe on the pipes.
 #include "cmd/sion-sandbox/commands.hpp"
-
+#include "lib/log.hpp"
 #include "sandboxd/config.hpp"
 #include "sandboxd/preflight.hpp"
 #include "sandboxd/server.hpp"
-
-#include "lib/log.hpp"
 
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -20,8 +18,9 @@ int serve_command(int argc, const char* const* argv) {
     const CommandSpec spec{
         "sion-sandbox serve",
         "sion-sandbox serve [options]",
-        "Answer sandbox/exec and sandbox/close on stdin and stdout, one JSON-RPC 2.0 message a\n"
-        "line, running each command in one warm sandbox made for the session.",
+        "Answer sandbox/exec, sandbox/describe and sandbox/close on stdin and stdout, one\n"
+        "JSON-RPC 2.0 message a line, running each command in one warm sandbox made for the\n"
+        "session.",
         sandbox_options(false),
     };
     Args args = parse_args_or_exit(spec, argc, argv);
