@@ -35,18 +35,6 @@ Error bad(const std::string& why) {
     return {Exit::data, why};
 }
 
-Result<std::vector<std::string>> strings(JsonView v, const char* key) {
-    if (!v.is_array())
-        return bad(format("member '%s' is %s, not an array", key, v.type_name()));
-    std::vector<std::string> out;
-    for (JsonView item : v) {
-        if (!item.is_string())
-            return bad(format("member '%s' has %s, not only strings", key, item.type_name()));
-        out.emplace_back(*item.as_string());
-    }
-    return out;
-}
-
 Result<Hook> parse_hook(JsonView v) {
     if (!v.is_object())
         return bad(format("it is %s, not an object", v.type_name()));
@@ -65,9 +53,7 @@ Result<Hook> parse_hook(JsonView v) {
     if (!e)
         return bad("member 'event': " + e.error().message());
     hook.event = *e;
-    if (JsonView tools = v.get("tools"); tools.exists()) {
-        SION_TRY(hook.tools, strings(tools, "tools"));
-    }
+    SION_TRY(hook.tools, v.strings("tools"));
     if (JsonView timeout = v.get("timeout"); timeout.exists()) {
         auto t = timeout.as_int();
         if (!t)
@@ -79,10 +65,9 @@ Result<Hook> parse_hook(JsonView v) {
                               static_cast<long long>(*t), k_max_timeout_s));
         hook.timeout_s = static_cast<int>(*t);
     }
-    JsonView command = v.get("command");
-    if (!command.exists())
+    if (!v.get("command").exists())
         return bad("member 'command' is missing");
-    SION_TRY(hook.command, strings(command, "command"));
+    SION_TRY(hook.command, v.strings("command"));
     SION_CHECK(check_hook(hook));
     return hook;
 }

@@ -337,6 +337,22 @@ Result<std::string_view> JsonView::string_or(std::string_view key, std::string_v
     return string(key);
 }
 
+Result<std::vector<std::string>> JsonView::strings(std::string_view key) const {
+    std::vector<std::string> out;
+    JsonView list = get(key);
+    if (!list.exists())
+        return out;
+    if (!list.is_array())
+        return wrong(key, list, "an array of strings");
+    for (JsonView v : list) {
+        if (!v.is_string())
+            return make_error(Exit::data, "member '%.*s' holds %s, not only strings",
+                              static_cast<int>(key.size()), key.data(), v.type_name());
+        out.emplace_back(v.m_node->valuestring);
+    }
+    return out;
+}
+
 Result<int64_t> JsonView::integer_or(std::string_view key, int64_t fallback) const {
     JsonView v = get(key);
     if (!v.exists() || v.is_null())

@@ -67,6 +67,9 @@ public:
                                                      std::string_view fallback) const;
     [[nodiscard]] Result<int64_t> integer_or(std::string_view key, int64_t fallback) const;
     [[nodiscard]] Result<bool> boolean_or(std::string_view key, bool fallback) const;
+    // An optional array of strings, empty when absent: "member 'k' is null, not an array of
+    // strings", "member 'k' holds a number, not only strings".
+    [[nodiscard]] Result<std::vector<std::string>> strings(std::string_view key) const;
 
     // Iterates elements of an array or members of an object (key() names them).
     class Iterator {

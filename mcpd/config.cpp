@@ -14,21 +14,6 @@ namespace sion::mcpd {
 
 namespace {
 
-Result<std::vector<std::string>> strings_of(JsonView json, std::string_view key) {
-    std::vector<std::string> out;
-    JsonView a = json.get(key);
-    if (!a.exists())
-        return out;
-    if (!a.is_array())
-        return make_error(Exit::data, "member '%.*s' is not an array", static_cast<int>(key.size()),
-                          key.data());
-    for (JsonView item : a) {
-        SION_TRY(std::string_view s, item.as_string());
-        out.emplace_back(s);
-    }
-    return out;
-}
-
 std::string one_line_of(std::string_view s) {
     std::string out;
     for (unsigned char ch : s)
@@ -153,20 +138,20 @@ Result<ServerConfig> config_from_json(JsonView j) {
     if (JsonView a = j.get("auth"); a.exists()) {
         SION_TRY(c.auth, auth_from_json(a));
     }
-    SION_TRY(c.command, strings_of(j, "command"));
+    SION_TRY(c.command, j.strings("command"));
     if (c.command.empty() && c.url.empty())
         return Error(Exit::data, "member 'command' is empty");
-    SION_TRY(c.shown, strings_of(j, "shown"));
+    SION_TRY(c.shown, j.strings("shown"));
     if (c.shown.empty())
         c.shown = c.command;
     SION_TRY(std::string_view dir, j.string_or("dir", ""));
     c.dir = std::string(dir);
-    SION_TRY(c.env, strings_of(j, "env"));
+    SION_TRY(c.env, j.strings("env"));
     SION_TRY(std::string_view sandbox, j.string_or("sandbox", ""));
     c.sandbox = std::string(sandbox);
     SION_TRY(std::string_view network, j.string_or("network", ""));
     c.network = std::string(network);
-    SION_TRY(c.sandbox_read, strings_of(j, "sandbox_read"));
+    SION_TRY(c.sandbox_read, j.strings("sandbox_read"));
     SION_TRY(std::string_view memory, j.string_or("memory", ""));
     c.memory = std::string(memory);
     if (JsonView e = j.get("effects"); e.exists()) {
@@ -178,7 +163,7 @@ Result<ServerConfig> config_from_json(JsonView j) {
             c.effects.emplace(std::string(item.key()), effect);
         }
     }
-    SION_TRY(std::vector<std::string> local, strings_of(j, "local"));
+    SION_TRY(std::vector<std::string> local, j.strings("local"));
     c.local.insert(local.begin(), local.end());
     SION_TRY(int64_t timeout, j.integer_or("timeout", k_default_timeout_s));
     if (timeout < 1 || timeout > 86400)

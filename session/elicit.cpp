@@ -37,27 +37,13 @@ std::string number_text(double d) {
 
 // ---- the form's schema
 
-Result<std::vector<std::string>> strings_of(JsonView list, std::string_view key) {
-    std::vector<std::string> out;
-    for (JsonView v : list) {
-        auto s = v.as_string();
-        if (!s)
-            return make_error(Exit::data, "member '%.*s' holds %s, not only strings",
-                              static_cast<int>(key.size()), key.data(), v.type_name());
-        out.emplace_back(*s);
-    }
-    return out;
-}
-
 // The choices of an enum field: "enum" (with "enumNames", the older titles), or "oneOf"/"anyOf" of
 // {"const", "title"}.
 Status read_choices(JsonView property, FormField& f) {
     if (property.get("enum").exists()) {
-        SION_TRY(JsonView list, property.array("enum"));
-        SION_TRY(f.choices, strings_of(list, "enum"));
+        SION_TRY(f.choices, property.strings("enum"));
         if (property.get("enumNames").exists()) {
-            SION_TRY(JsonView names, property.array("enumNames"));
-            SION_TRY(f.choice_titles, strings_of(names, "enumNames"));
+            SION_TRY(f.choice_titles, property.strings("enumNames"));
             if (f.choice_titles.size() != f.choices.size())
                 f.choice_titles.clear();
         }
@@ -464,8 +450,7 @@ Result<Form> parse_form(JsonView schema) {
         return make_error(Exit::data, "the form is %s, not an object", schema.type_name());
     std::set<std::string, std::less<>> required;
     if (schema.get("required").exists()) {
-        SION_TRY(JsonView list, schema.array("required"));
-        SION_TRY(auto names, strings_of(list, "required"));
+        SION_TRY(auto names, schema.strings("required"));
         required.insert(names.begin(), names.end());
     }
     JsonView properties = schema.get("properties");

@@ -26,20 +26,6 @@ Result<int64_t> positive(const Args& args, const char* flag) {
     return *n;
 }
 
-Result<std::vector<std::string>> string_list(JsonView settings, const char* key) {
-    std::vector<std::string> out;
-    JsonView list = settings.get(key);
-    if (!list.exists())
-        return out;
-    if (!list.is_array())
-        return make_error(Exit::data, "stored settings: '%s' is not a list", key);
-    for (JsonView v : list) {
-        SION_TRY(std::string_view s, v.as_string());
-        out.emplace_back(s);
-    }
-    return out;
-}
-
 // The options sion-sandbox checks and takes, from the settings.
 Result<std::vector<std::string>> sandbox_argv(JsonView settings, const std::string& home,
                                               bool shell) {
@@ -52,7 +38,7 @@ Result<std::vector<std::string>> sandbox_argv(JsonView settings, const std::stri
     argv.insert(argv.end(), {"--backend", std::string(backend)});
     SION_TRY(std::string_view network, settings.string_or("sandbox_network", "none"));
     argv.insert(argv.end(), {"--network", std::string(network)});
-    SION_TRY(auto reads, string_list(settings, "sandbox_read"));
+    SION_TRY(auto reads, settings.strings("sandbox_read"));
     for (auto& dir : reads)
         argv.insert(argv.end(), {"--sandbox-read", dir});
     if (settings.get("sandbox_timeout").exists()) {
@@ -119,7 +105,7 @@ Result<RunSettings> resolve_settings(JsonView settings, const Profile& profile,
                                      const std::string& home) {
     RunSettings rs;
     rs.stored = Json::copy_of(settings);
-    SION_TRY(rs.models, string_list(settings, "models"));
+    SION_TRY(rs.models, settings.strings("models"));
     if (rs.models.empty())
         rs.models = profile.models;
     if (rs.models.empty())
@@ -133,7 +119,7 @@ Result<RunSettings> resolve_settings(JsonView settings, const Profile& profile,
         SION_TRY(int64_t n, settings.integer("budget_tokens"));
         rs.budget_tokens = n;
     }
-    SION_TRY(rs.mcp, string_list(settings, "mcp"));
+    SION_TRY(rs.mcp, settings.strings("mcp"));
     for (const auto& name : rs.mcp)
         SION_CHECK(proto::check_server_name(name));
     rs.shell = settings.get("shell").exists();

@@ -24,20 +24,6 @@ bool valid_env_name(std::string_view name) {
     return true;
 }
 
-Status read_argv(JsonView params, ExecRequest& request) {
-    SION_TRY(JsonView argv, params.array("argv"));
-    if (argv.size() == 0)
-        return make_error(Exit::data, "member 'argv' is empty");
-    for (JsonView item : argv) {
-        auto s = item.as_string();
-        if (!s)
-            return make_error(Exit::data, "member 'argv' holds %s, not only strings",
-                              item.type_name());
-        request.argv.emplace_back(*s);
-    }
-    return {};
-}
-
 Status read_env(JsonView params, ExecRequest& request) {
     JsonView env = params.get("env");
     if (!env || env.is_null())
@@ -83,7 +69,9 @@ Result<ExecRequest> exec_request_from_json(JsonView params) {
         SION_TRY(std::string_view command, params.string("command"));
         request.command = std::string(command);
     } else {
-        SION_CHECK(read_argv(params, request));
+        SION_TRY(request.argv, params.strings("argv"));
+        if (request.argv.empty())
+            return make_error(Exit::data, "member 'argv' is empty");
     }
     if (params.get("stdin").exists()) {
         SION_TRY(std::string_view input, params.string_or("stdin", ""));

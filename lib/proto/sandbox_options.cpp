@@ -145,22 +145,6 @@ namespace {
 
 Error malformed(const std::string& why) { return Error(Exit::data, "sandbox description: " + why); }
 
-Result<std::vector<std::string>> strings_of(JsonView json, const char* key) {
-    std::vector<std::string> out;
-    JsonView list = json.get(key);
-    if (!list.exists())
-        return out;
-    if (!list.is_array())
-        return malformed(format("'%s' is not a list", key));
-    for (JsonView v : list) {
-        auto s = v.as_string();
-        if (!s)
-            return malformed(format("'%s' holds %s, not a string", key, v.type_name()));
-        out.emplace_back(*s);
-    }
-    return out;
-}
-
 // A count of seconds or bytes: a whole number from 0 to 2^64 (exact below 2^53).
 Result<uint64_t> count_of(JsonView limits, const char* key, uint64_t fallback) {
     JsonView v = limits.get(key);
@@ -235,9 +219,14 @@ Result<Config> config_from_json(JsonView json) {
         config.channel = std::string(*channel);
     else
         return malformed(channel.error().message());
-    SION_TRY(config.reads, strings_of(json, "reads"));
-    SION_TRY(config.reads_as_given, strings_of(json, "reads_as_given"));
-    SION_TRY(config.allow_hosts, strings_of(json, "allow_hosts"));
+    for (auto [key, field] : {std::pair{"reads", &config.reads},
+                              std::pair{"reads_as_given", &config.reads_as_given},
+                              std::pair{"allow_hosts", &config.allow_hosts}}) {
+        auto list = json.strings(key);
+        if (!list)
+            return malformed(list.error().message());
+        *field = std::move(*list);
+    }
     auto backend = json.string("backend");
     if (!backend)
         return malformed(backend.error().message());

@@ -323,6 +323,24 @@ TEST(JsonAccess, Integers) {
     EXPECT_FALSE(a.at(7).as_int());
 }
 
+TEST(JsonAccess, ListsOfStrings) {
+    auto r = parse_exact(
+        R"({"a": ["x", "", "y"], "e": [], "z": null, "n": 3, "o": {"x": "y"}, "m": ["x", 1]})");
+    ASSERT_TRUE(r);
+    JsonView v = r->view();
+    EXPECT_EQ(*v.strings("a"), (std::vector<std::string>{"x", "", "y"}));
+    EXPECT_TRUE(v.strings("e")->empty());
+    EXPECT_EQ(v.strings("z").error().message(), "member 'z' is null, not an array of strings");
+    EXPECT_TRUE(v.strings("absent")->empty());
+    auto n = v.strings("n");
+    ASSERT_FALSE(n);
+    EXPECT_EQ(n.error().message(), "member 'n' is a number, not an array of strings");
+    EXPECT_EQ(n.error().exit(), Exit::data);
+    EXPECT_EQ(v.strings("o").error().message(),
+              "member 'o' is an object, not an array of strings");
+    EXPECT_EQ(v.strings("m").error().message(), "member 'm' holds a number, not only strings");
+}
+
 TEST(JsonAccess, IteratesMembersAndElements) {
     auto r = parse_exact(R"({"x":1,"y":[true,null],"z":"w"})");
     std::vector<std::string> keys;

@@ -108,8 +108,9 @@ TEST(McpdConfig, ADamagedConfigIsRefusedNamingTheMember) {
     for (const Case& c : std::vector<Case>{
              {R"({})", "member 'command' is empty"},
              {R"({"command":[]})", "member 'command' is empty"},
-             {R"({"command":"srv"})", "member 'command' is not an array"},
-             {R"({"command":["srv"],"env":"X"})", "member 'env' is not an array"},
+             {R"({"command":"srv"})", "member 'command' is a string, not an array of strings"},
+             {R"({"command":["srv",1]})", "member 'command' holds a number, not only strings"},
+             {R"({"command":["srv"],"env":"X"})", "member 'env' is a string, not an array of strings"},
              {R"({"command":["srv"],"effects":[]})", "member 'effects' is not an object"},
              {R"({"command":["srv"],"timeout":0})", "member 'timeout' is not between 1 and 86400"},
              {R"({"command":["srv"],"timeout":86401})", "member 'timeout' is not between 1 and 86400"},

@@ -121,7 +121,7 @@ TEST(SandboxDescribe, MalformedDescriptionsSayWhatIsWrong) {
                   + ok_rest + "}",
               "sandbox description: 'n' is not a network's name"},
              {R"({"workspace":"/w","workspace_as_given":"w","backend":"bwrap","network":"none","reads":"/opt","home":"/h","home_as_given":"/h"})",
-              "sandbox description: 'reads' is not a list"},
+              "sandbox description: member 'reads' is a string, not an array of strings"},
              {R"({"workspace":"/w","workspace_as_given":"w","backend":"bwrap","network":"none","limits":{"memory":-1},)"
                   + ok_rest + "}",
               "sandbox description: limit 'memory' is not a whole number of 0 or more"},
