@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-// Needles and the literals of patterns (session/code/needle.hpp). A needle is found as ripgrep's
-// memchr finds short ones: two of its bytes, the two least likely in source text, compared at
-// sixteen places at once, and the whole needle only where both are there.
+// Needles and the literals of patterns (session/code/needle.hpp). A needle is found much as
+// ripgrep's memchr finds short ones: its bytes least likely in source text compared at sixteen
+// places at once, two and then a third where those are there, and the whole needle only where all
+// three are.
 #include "session/code/needle.hpp"
 
 #include <cstring>
@@ -42,15 +43,26 @@ Needle::Needle(std::string_view bytes, bool fold) : m_bytes(bytes), m_fold(fold)
     for (size_t i = 1; i < m_bytes.size(); ++i)
         if (rarity(m_bytes[i]) > rarity(m_bytes[m_first]))
             m_first = i;
-    m_second = m_first == 0 && m_bytes.size() > 1 ? 1 : 0;
-    for (size_t i = 0; i < m_bytes.size(); ++i)
-        if (i != m_first && rarity(m_bytes[i]) > rarity(m_bytes[m_second]))
-            m_second = i;
+    auto rarest_but = [&](size_t a, size_t b) {
+        size_t best = m_bytes.size();
+        for (size_t i = 0; i < m_bytes.size(); ++i)
+            if (i != a && i != b
+                && (best == m_bytes.size() || rarity(m_bytes[i]) > rarity(m_bytes[best])))
+                best = i;
+        return best == m_bytes.size() ? a : best;
+    };
+    m_second = rarest_but(m_first, m_first);
+    m_third = rarest_but(m_first, m_second);
 }
 
-bool Needle::equal_at(const char* at) const {
-    if (!m_fold)
-        return std::memcmp(at, m_bytes.data(), m_bytes.size()) == 0;
+inline bool Needle::equal_at(const char* at) const {
+    // A loop, not memcmp: needles are short, and most places checked differ at once.
+    if (!m_fold) {
+        for (size_t i = 0; i < m_bytes.size(); ++i)
+            if (at[i] != m_bytes[i])
+                return false;
+        return true;
+    }
     for (size_t i = 0; i < m_bytes.size(); ++i)
         if (lower(at[i]) != m_bytes[i])
             return false;
@@ -67,21 +79,29 @@ size_t Needle::find(std::string_view text, size_t from) const {
     char c2 = m_bytes[m_second];
     // With fold, a lowercase letter is compared to the text's byte with its 0x20 bit set: 'A' and
     // 'a' both give 'a', and no other byte does.
+    char c3 = m_bytes[m_third];
     char f1 = m_fold && letter(c1) ? 0x20 : 0;
     char f2 = m_fold && letter(c2) ? 0x20 : 0;
+    char f3 = m_fold && letter(c3) ? 0x20 : 0;
     size_t i = 0;
 #if defined(__SSE2__)
     const __m128i v1 = _mm_set1_epi8(c1);
     const __m128i v2 = _mm_set1_epi8(c2);
     const __m128i or1 = _mm_set1_epi8(f1);
     const __m128i or2 = _mm_set1_epi8(f2);
+    const __m128i v3 = _mm_set1_epi8(c3);
+    const __m128i or3 = _mm_set1_epi8(f3);
     // Loads end before s + i + 15 + n, within the text.
     for (; i + 16 <= starts; i += 16) {
         __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i + m_first));
         __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i + m_second));
-        __m128i both = _mm_and_si128(_mm_cmpeq_epi8(_mm_or_si128(a, or1), v1),
-                                     _mm_cmpeq_epi8(_mm_or_si128(b, or2), v2));
-        auto mask = static_cast<unsigned>(_mm_movemask_epi8(both));
+        __m128i all = _mm_and_si128(_mm_cmpeq_epi8(_mm_or_si128(a, or1), v1),
+                                    _mm_cmpeq_epi8(_mm_or_si128(b, or2), v2));
+        auto mask = static_cast<unsigned>(_mm_movemask_epi8(all));
+        if (mask == 0)
+            continue;
+        __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i + m_third));
+        mask &= static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_or_si128(c, or3), v3)));
         while (mask != 0) {
             auto bit = static_cast<size_t>(__builtin_ctz(mask));
             if (equal_at(s + i + bit))

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // A string search_files looks for before (or instead of) RE2: found as memmem finds it, or with
-// ASCII letters of either case, sixteen bytes at a time; and the literal a regular expression's
+// ASCII letters of either case, sixteen places at a time; and the literal a regular expression's
 // every match must hold, which picks out the lines worth giving RE2.
 //
 // Pure and immutable once made: a Needle may be searched from several threads at once.
@@ -31,8 +31,9 @@ private:
 
     std::string m_bytes; // lowered when m_fold
     bool m_fold = false;
-    size_t m_first = 0;  // the offsets of the two bytes least likely in text, checked first
-    size_t m_second = 0; // (the same when the needle is one byte)
+    size_t m_first = 0;  // the offsets of the three bytes least likely in text, checked first
+    size_t m_second = 0; // (the same offset twice when the needle is shorter)
+    size_t m_third = 0;
 };
 
 // Whether ASCII case folding is RE2's Unicode case folding for `s`: it is ASCII and holds no k or

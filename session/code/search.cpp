@@ -44,11 +44,18 @@ size_t count_newlines(std::string_view text) {
     size_t n = 0;
     size_t i = 0;
 #if defined(__SSE2__)
+    // Sixteen byte counters (a newline's compare is -1: subtracting it adds one), summed before
+    // any could pass 255.
     const __m128i nl = _mm_set1_epi8('\n');
-    for (; i + 16 <= text.size(); i += 16) {
-        __m128i chunk = _mm_loadu_si128(reinterpret_cast<const __m128i*>(text.data() + i));
-        n += static_cast<size_t>(__builtin_popcount(
-            static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(chunk, nl)))));
+    while (i + 16 <= text.size()) {
+        __m128i counts = _mm_setzero_si128();
+        for (size_t k = 0; k < 255 && i + 16 <= text.size(); ++k, i += 16) {
+            __m128i chunk = _mm_loadu_si128(reinterpret_cast<const __m128i*>(text.data() + i));
+            counts = _mm_sub_epi8(counts, _mm_cmpeq_epi8(chunk, nl));
+        }
+        __m128i sums = _mm_sad_epu8(counts, _mm_setzero_si128());
+        n += static_cast<size_t>(_mm_cvtsi128_si32(sums))
+             + static_cast<size_t>(_mm_cvtsi128_si32(_mm_srli_si128(sums, 8)));
     }
 #endif
     for (; i < text.size(); ++i)
@@ -193,6 +200,9 @@ namespace {
 // A shorter literal is too common in text for looking at its lines alone to beat one pass of RE2.
 constexpr size_t k_least_filter = 3;
 
+// What a report's text is given room for at its first match.
+constexpr size_t k_first_reserve = 4096;
+
 } // namespace
 
 size_t Searcher::regex_find(std::string_view text, size_t from, size_t to) const {
@@ -292,6 +302,9 @@ void Searcher::search_text(std::string_view path, std::string_view text,
             if (!prepared) {
                 append_utf8(out.shown_path, path);
                 prepared = true;
+                // One allocation for a file's lines, rather than one for each doubling.
+                if (report.text.empty())
+                    report.text.reserve(std::min(m_options.max_bytes, k_first_reserve));
             }
             size_t before = report.shown_lines;
             out.show(no, start, end, at - start);
