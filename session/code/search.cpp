@@ -203,6 +203,9 @@ constexpr size_t k_least_filter = 3;
 // What a report's text is given room for at its first match.
 constexpr size_t k_first_reserve = 4096;
 
+// A merged report's text grows eightfold below this size, and twofold above it.
+constexpr size_t k_fast_growth_below = size_t{64} << 20;
+
 } // namespace
 
 size_t Searcher::regex_find(std::string_view text, size_t from, size_t to) const {
@@ -373,6 +376,14 @@ void Searcher::merge(const Confined& root, const std::string& rel, SearchReport&
         return;
     }
     if (!all.full && !part.text.empty()) {
+        // Grown eightfold, not twofold, up to max_bytes: a large text's pages are each touched
+        // (and cleared by the kernel) once in every buffer it is copied to, and room that is not
+        // written to costs nothing.
+        if (size_t need = all.text.size() + part.text.size() + 3; need > all.text.capacity()) {
+            size_t cap = all.text.capacity();
+            size_t grown = cap < k_fast_growth_below ? cap * 8 : cap * 2;
+            all.text.reserve(std::max(need, std::min(grown, o.max_bytes)));
+        }
         if (o.context > 0 && !all.last_path.empty())
             all.text += "--\n";
         all.text += part.text;
