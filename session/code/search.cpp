@@ -223,20 +223,23 @@ size_t Searcher::find(std::string_view text, size_t from) const {
     // Only a line holding the needle can match, and RE2 is asked of it alone, with its newline
     // (for "$" and "\b" to see what follows). A match never crosses a line, so the first line
     // that matches holds the leftmost match after `from`.
-    for (size_t hit = m_needle.find(text, from); hit != std::string_view::npos;) {
-        size_t start = line_start(text, from, hit);
-        size_t end = line_end(text, hit);
-        size_t stop = end < text.size() ? end + 1 : end;
-        if (end - start > m_options.max_line) {
-            if (size_t at = regex_find(text, start, stop); at != std::string_view::npos)
-                return at;
-        } else if (m_re->Match(re2::StringPiece(text.data(), text.size()), start, stop,
-                               RE2::UNANCHORED, nullptr, 0)) {
-            return start; // where on a short line is not needed
-        }
-        hit = m_needle.find(text, stop);
+    size_t hit = m_needle.find(text, from);
+    if (hit == std::string_view::npos)
+        return hit;
+    size_t start = line_start(text, from, hit);
+    size_t end = line_end(text, hit);
+    size_t stop = end < text.size() ? end + 1 : end;
+    if (end - start > m_options.max_line) {
+        if (size_t at = regex_find(text, start, stop); at != std::string_view::npos)
+            return at;
+    } else if (m_re->Match(re2::StringPiece(text.data(), text.size()), start, stop, RE2::UNANCHORED,
+                           nullptr, 0)) {
+        return start; // where on a short line is not needed
     }
-    return std::string_view::npos;
+    // A line that holds the needle but does not match: RE2 goes on alone, in one pass over the
+    // rest, so that a needle common on lines that do not match costs a call of RE2 more than RE2
+    // alone would, not one for each of those lines.
+    return regex_find(text, stop, text.size());
 }
 
 Result<Searcher> Searcher::compile(std::string_view pattern, const SearchOptions& options) {
