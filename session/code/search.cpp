@@ -2,7 +2,8 @@
 // search_files' engine. Each file is searched whole, not line by line: RE2 finds the next match
 // anywhere after the last matching line (never_nl keeps every match within one line, (?m) makes ^
 // and $ a line's ends), so a file without a match costs one pass of RE2's DFA, and lines are only
-// found and counted around matches.
+// found and counted around matches. Plain text is found without RE2, and a regular expression
+// whose every match holds some literal has RE2 look only at the lines holding it (needle.hpp).
 #include "session/code/search.hpp"
 
 #include "lib/text.hpp"
@@ -24,15 +25,42 @@
 #include <thread>
 #include <vector>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace sion::code {
 
 namespace {
 
 // The offset of the start of the line holding `at`, no earlier than `floor` (a line's start).
 size_t line_start(std::string_view text, size_t floor, size_t at) {
-    while (at > floor && text[at - 1] != '\n')
-        --at;
-    return at;
+    const void* nl = ::memrchr(text.data() + floor, '\n', at - floor);
+    return nl == nullptr ? floor
+                         : static_cast<size_t>(static_cast<const char*>(nl) - text.data()) + 1;
+}
+
+size_t count_newlines(std::string_view text) {
+    size_t n = 0;
+    size_t i = 0;
+#if defined(__SSE2__)
+    // Sixteen byte counters (a newline's compare is -1: subtracting it adds one), summed before
+    // any could pass 255.
+    const __m128i nl = _mm_set1_epi8('\n');
+    while (i + 16 <= text.size()) {
+        __m128i counts = _mm_setzero_si128();
+        for (size_t k = 0; k < 255 && i + 16 <= text.size(); ++k, i += 16) {
+            __m128i chunk = _mm_loadu_si128(reinterpret_cast<const __m128i*>(text.data() + i));
+            counts = _mm_sub_epi8(counts, _mm_cmpeq_epi8(chunk, nl));
+        }
+        __m128i sums = _mm_sad_epu8(counts, _mm_setzero_si128());
+        n += static_cast<size_t>(_mm_cvtsi128_si32(sums))
+             + static_cast<size_t>(_mm_cvtsi128_si32(_mm_srli_si128(sums, 8)));
+    }
+#endif
+    for (; i < text.size(); ++i)
+        n += text[i] == '\n' ? 1 : 0;
+    return n;
 }
 
 size_t line_end(std::string_view text, size_t at) {
@@ -167,18 +195,51 @@ struct Searcher::Emitter {
     }
 };
 
-size_t Searcher::find(std::string_view text, size_t from) const {
-    if (m_literal) {
-        const void* hit =
-            ::memmem(text.data() + from, text.size() - from, m_pattern.data(), m_pattern.size());
-        return hit == nullptr ? std::string_view::npos
-                              : static_cast<size_t>(static_cast<const char*>(hit) - text.data());
-    }
+namespace {
+
+// A shorter literal is too common in text for looking at its lines alone to beat one pass of RE2.
+constexpr size_t k_least_filter = 3;
+
+// What a report's text is given room for at its first match.
+constexpr size_t k_first_reserve = 4096;
+
+// A merged report's text grows eightfold below this size, and twofold above it.
+constexpr size_t k_fast_growth_below = size_t{64} << 20;
+
+} // namespace
+
+size_t Searcher::regex_find(std::string_view text, size_t from, size_t to) const {
     re2::StringPiece m;
-    if (!m_re->Match(re2::StringPiece(text.data(), text.size()), from, text.size(), RE2::UNANCHORED,
-                     &m, 1))
+    if (!m_re->Match(re2::StringPiece(text.data(), text.size()), from, to, RE2::UNANCHORED, &m, 1))
         return std::string_view::npos;
     return static_cast<size_t>(m.data() - text.data());
+}
+
+size_t Searcher::find(std::string_view text, size_t from) const {
+    if (m_mode == Mode::needle)
+        return m_needle.find(text, from);
+    if (m_mode == Mode::regex)
+        return regex_find(text, from, text.size());
+    // Only a line holding the needle can match, and RE2 is asked of it alone, with its newline
+    // (for "$" and "\b" to see what follows). A match never crosses a line, so the first line
+    // that matches holds the leftmost match after `from`.
+    size_t hit = m_needle.find(text, from);
+    if (hit == std::string_view::npos)
+        return hit;
+    size_t start = line_start(text, from, hit);
+    size_t end = line_end(text, hit);
+    size_t stop = end < text.size() ? end + 1 : end;
+    if (end - start > m_options.max_line) {
+        if (size_t at = regex_find(text, start, stop); at != std::string_view::npos)
+            return at;
+    } else if (m_re->Match(re2::StringPiece(text.data(), text.size()), start, stop, RE2::UNANCHORED,
+                           nullptr, 0)) {
+        return start; // where on a short line is not needed
+    }
+    // A line that holds the needle but does not match: RE2 goes on alone, in one pass over the
+    // rest, so that a needle common on lines that do not match costs a call of RE2 more than RE2
+    // alone would, not one for each of those lines.
+    return regex_find(text, stop, text.size());
 }
 
 Result<Searcher> Searcher::compile(std::string_view pattern, const SearchOptions& options) {
@@ -204,9 +265,20 @@ Result<Searcher> Searcher::compile(std::string_view pattern, const SearchOptions
     Searcher s;
     s.m_re = std::move(re);
     s.m_options = options;
-    // Plain text, case-sensitive, is found faster by memmem than by RE2's DFA; it matches where
-    // RE2 would (a newline in it matches nowhere, so it is left to RE2).
-    s.m_literal = !options.ignore_case && p.find_first_of("\\.+*?()|[]{}^$\n") == std::string::npos;
+    // Plain text is found faster by a Needle than by RE2's DFA, and so is the literal a regular
+    // expression's matches hold; either matches where RE2 would (a newline in plain text matches
+    // nowhere, so it is left to RE2), with case when ignore_case is off, and folded when it is on
+    // and ASCII folding is all RE2 would do.
+    bool plain = p.find_first_of("\\.+*?()|[]{}^$\n") == std::string::npos;
+    std::string needle = plain ? p : required_literal(p);
+    if (options.ignore_case && !ascii_fold_exact(needle))
+        needle.clear();
+    if (plain && !needle.empty())
+        s.m_mode = Mode::needle;
+    else if (needle.size() >= k_least_filter)
+        s.m_mode = Mode::filtered;
+    if (s.m_mode != Mode::regex)
+        s.m_needle = Needle(needle, options.ignore_case);
     s.m_pattern = std::move(p);
     return s;
 }
@@ -229,14 +301,16 @@ void Searcher::search_text(std::string_view path, std::string_view text,
         if (start == text.size())
             break;
         size_t end = line_end(text, at);
-        no += static_cast<size_t>(std::count(text.begin() + static_cast<ptrdiff_t>(pos),
-                                             text.begin() + static_cast<ptrdiff_t>(start), '\n'));
+        no += count_newlines(text.substr(pos, start - pos));
         ++report.matched_lines;
         matched = true;
         if (!report.full) {
             if (!prepared) {
                 append_utf8(out.shown_path, path);
                 prepared = true;
+                // One allocation for a file's lines, rather than one for each doubling.
+                if (report.text.empty())
+                    report.text.reserve(std::min(m_options.max_bytes, k_first_reserve));
             }
             size_t before = report.shown_lines;
             out.show(no, start, end, at - start);
@@ -305,6 +379,14 @@ void Searcher::merge(const Confined& root, const std::string& rel, SearchReport&
         return;
     }
     if (!all.full && !part.text.empty()) {
+        // Grown eightfold, not twofold, up to max_bytes: a large text's pages are each touched
+        // (and cleared by the kernel) once in every buffer it is copied to, and room that is not
+        // written to costs nothing.
+        if (size_t need = all.text.size() + part.text.size() + 3; need > all.text.capacity()) {
+            size_t cap = all.text.capacity();
+            size_t grown = cap < k_fast_growth_below ? cap * 8 : cap * 2;
+            all.text.reserve(std::max(need, std::min(grown, o.max_bytes)));
+        }
         if (o.context > 0 && !all.last_path.empty())
             all.text += "--\n";
         all.text += part.text;

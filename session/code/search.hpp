@@ -26,9 +26,10 @@
 // the same, in the same order, as one thread's.
 #pragma once
 
-#include "session/code/glob.hpp"
 #include "lib/confined.hpp"
 #include "lib/result.hpp"
+#include "session/code/glob.hpp"
+#include "session/code/needle.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -97,8 +98,11 @@ private:
     Searcher() = default;
     struct Emitter;
 
-    // The next match at or after `from`: its offset, or npos.
+    // The next match at or after `from`, a line's start: an offset on its line no later than
+    // where it starts, and exactly there when the line is longer than max_line; or npos.
     [[nodiscard]] size_t find(std::string_view text, size_t from) const;
+    // RE2's leftmost match in text[from, to): its offset, or npos.
+    [[nodiscard]] size_t regex_find(std::string_view text, size_t from, size_t to) const;
     void search_file(const Confined& root, const std::string& rel, SearchReport& report) const;
 
     class Pool;
@@ -108,7 +112,11 @@ private:
     std::shared_ptr<const re2::RE2> m_re;
     SearchOptions m_options;
     std::string m_pattern;
-    bool m_literal = false; // the pattern is plain text, found with memmem rather than RE2
+    // How a match is found: the needle is the pattern (plain text, found without RE2), or a
+    // literal every match holds (RE2 looks only at the lines that hold it), or there is none.
+    enum class Mode { needle, filtered, regex };
+    Mode m_mode = Mode::regex;
+    Needle m_needle;
 };
 
 // Appends `bytes` to `out` with U+FFFD for each byte that is not part of well-formed UTF-8: what a

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 namespace sion::code {
 namespace {
@@ -94,6 +95,56 @@ TEST(Search, IgnoreCase) {
     o.ignore_case = true;
     EXPECT_EQ(grep("HELLO", "Hello\nhello\n", o), "f.txt:1:Hello\nf.txt:2:hello");
     EXPECT_EQ(grep("ÉTÉ", "été\n", o), "f.txt:1:été");
+}
+
+// Plain text and the literal a regular expression's matches hold are found without RE2 (or before
+// it, and RE2 looks at their lines alone); "(?:...)" around a pattern leaves it to RE2 alone.
+// Both report the same, on texts made to trip a fast path up.
+TEST(Search, FastPathsAgreeWithRe2Alone) {
+    std::string long_line = std::string(600, 'x') + " fn  ab_handler( " + std::string(600, 'y');
+    const std::vector<std::string> texts = {
+        "needle at the start\nand needle at the end: needle",
+        "no newline at the end needle",
+        "needle\n",
+        "a\r\nneedle\r\nb\r\n\r\nNEEDLE\r\n",
+        "caf\xe9 needle \xff\n\xc3\n\xc3needle\xa9\n",
+        "TODO todo ToDo tOdO\nt0do\n",
+        "kelvin KELVIN \xe2\x84\xaa"
+        "elvin\nsun SUN \xc5\xbfun\n",
+        "fn  some_handler(x)\nneedle_handler(&mut s);\n  fn\tb_handler(\nfn x_handler\n",
+        long_line + "\n" + long_line,
+        "\n\n\nneedle\n\n",
+        "",
+    };
+    const std::vector<std::string> patterns = {
+        "needle",      "NEEDLE",      "needle$", "^needle",      "todo",
+        "kelvin",      "sun",         "KELVIN",  "\xe2\x84\xaa", "fn\\s+[a-z]+_handler\\(",
+        "_handler\\(", "needle|todo", "a|b",     "ne+dle",       "x*",
+        "needle\\b",   "\\bneedle",   "edl",     "e\\r",         "\xc3\xa9",
+        "caf.",
+    };
+    for (bool fold : {false, true}) {
+        for (size_t context : {size_t{0}, size_t{2}}) {
+            SearchOptions o;
+            o.ignore_case = fold;
+            o.context = context;
+            o.max_line = 100;
+            for (const std::string& p : patterns) {
+                auto fast = Searcher::compile(p, o);
+                auto slow = Searcher::compile("(?:" + p + ")", o);
+                ASSERT_OK(fast);
+                ASSERT_OK(slow);
+                for (const std::string& text : texts) {
+                    SearchReport a, b;
+                    fast->search_text("f", text, a);
+                    slow->search_text("f", text, b);
+                    EXPECT_EQ(a.text, b.text) << p << " fold " << fold << " in '" << text << "'";
+                    EXPECT_EQ(a.matched_lines, b.matched_lines) << p << " in '" << text << "'";
+                    EXPECT_EQ(a.shown_lines, b.shown_lines) << p << " in '" << text << "'";
+                }
+            }
+        }
+    }
 }
 
 TEST(Search, LongLinesAreCutAroundTheMatch) {
