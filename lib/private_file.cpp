@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 
 namespace sion {
 
@@ -46,6 +47,41 @@ Status write_temp(const std::string& temp, const std::string& path, std::string_
     return {};
 }
 
+// Renames without replacing; where the filesystem has no RENAME_NOREPLACE, link(2) gives the same
+// guarantee. Sets errno to EEXIST when `to` exists.
+int rename_noreplace(const char* from, const char* to) {
+    if (::renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0)
+        return 0;
+    if (errno != EINVAL)
+        return -1;
+    if (::link(from, to) != 0)
+        return -1;
+    ::unlink(from);
+    return 0;
+}
+
+// A temporary file beside `path` renamed to it, over an old one with `replace`; without it, false
+// when another file was at `path`.
+Result<bool> install(const std::string& path, std::string_view data, bool replace) {
+    SION_TRY(std::string suffix, random_bytes(6));
+    std::string temp = path + ".tmp-" + to_hex(suffix);
+    if (Status written = write_temp(temp, path, data); !written) {
+        ::unlink(temp.c_str());
+        return std::move(written).error();
+    }
+    int rc = replace ? ::rename(temp.c_str(), path.c_str())
+                     : rename_noreplace(temp.c_str(), path.c_str());
+    if (rc != 0) {
+        int err = errno;
+        ::unlink(temp.c_str());
+        if (!replace && err == EEXIST)
+            return false;
+        return sys_error(exit_for(err), err, "cannot replace '%s'", path.c_str());
+    }
+    SION_CHECK(sync_directory_of(path));
+    return true;
+}
+
 } // namespace
 
 Status ensure_private_directory(const std::string& dir) {
@@ -60,18 +96,14 @@ Status ensure_private_directory(const std::string& dir) {
 }
 
 Status write_private_file(const std::string& path, std::string_view data) {
-    SION_TRY(std::string suffix, random_bytes(6));
-    std::string temp = path + ".tmp-" + to_hex(suffix);
-    if (Status written = write_temp(temp, path, data); !written) {
-        ::unlink(temp.c_str());
-        return written;
-    }
-    if (::rename(temp.c_str(), path.c_str()) != 0) {
-        int err = errno;
-        ::unlink(temp.c_str());
-        return sys_error(exit_for(err), err, "cannot replace '%s'", path.c_str());
-    }
-    return sync_directory_of(path);
+    Result<bool> installed = install(path, data, true);
+    if (!installed)
+        return std::move(installed).error();
+    return {};
+}
+
+Result<bool> create_private_file(const std::string& path, std::string_view data) {
+    return install(path, data, false);
 }
 
 // The rename is durable once the directory's entry is on disk.

@@ -22,6 +22,11 @@ namespace sion {
 // removed on failure.
 [[nodiscard]] Status write_private_file(const std::string& path, std::string_view data);
 
+// Writes `data` to `path` as write_private_file does, unless something is at `path` already: then
+// it returns false and changes nothing, even when another process made it meanwhile (the rename
+// does not replace, with link(2) where the filesystem has no RENAME_NOREPLACE).
+[[nodiscard]] Result<bool> create_private_file(const std::string& path, std::string_view data);
+
 // Makes a rename into `path`'s directory durable by fsyncing that directory. Errors: Exit::os
 // "cannot open directory 'D': <errno text>", Exit::io "cannot sync directory 'D': <errno text>".
 [[nodiscard]] Status sync_directory_of(const std::string& path);

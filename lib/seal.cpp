@@ -22,70 +22,6 @@
 
 namespace sion {
 
-// Files: key files and sealed files are written beside their final name and renamed into place,
-// and the directory is synced as lib/private_file syncs it. The writer is their own rather than
-// write_private_file: a key file must not replace one that another process made meanwhile, and
-// their messages ("cannot change mode of") and exit codes (EPERM and EROFS are Exit::os) stay.
-namespace {
-
-// Messages name `path`, the file being written, rather than the temporary name.
-Status write_temp(const std::string& temp, const std::string& path, std::string_view data) {
-    const char* p = path.c_str();
-    Fd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
-    if (!fd)
-        return sys_error(errno == EACCES ? Exit::no_perm : Exit::os, errno, "cannot write '%s'", p);
-    // A umask such as 0277 would leave 0400, which the key file check then refuses.
-    if (::fchmod(fd.get(), 0600) != 0)
-        return sys_error(Exit::os, errno, "cannot change mode of '%s'", p);
-    Status written = write_all(fd.get(), data);
-    if (!written)
-        return written.error().context(format("cannot write '%s'", p));
-    if (::fsync(fd.get()) != 0)
-        return sys_error(Exit::io, errno, "cannot sync '%s'", p);
-    if (::close(fd.release()) != 0)
-        return sys_error(Exit::io, errno, "cannot close '%s'", p);
-    return {};
-}
-
-// Renames without replacing; where the filesystem has no RENAME_NOREPLACE, link(2) gives the same
-// guarantee. Sets errno to EEXIST when `to` exists.
-int rename_noreplace(const char* from, const char* to) {
-    if (::renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0)
-        return 0;
-    if (errno != EINVAL)
-        return -1;
-    if (::link(from, to) != 0)
-        return -1;
-    ::unlink(from);
-    return 0;
-}
-
-// Writes `data` to `path` through a temporary file beside it (mode 0600, fsynced). With `replace`
-// the rename is over any old file; without it, false means another file was already at `path`
-// and nothing was changed.
-Result<bool> install_file(const std::string& path, std::string_view data, bool replace) {
-    SION_TRY(std::string suffix, random_bytes(6));
-    std::string temp = path + ".tmp-" + to_hex(suffix);
-    Status written = write_temp(temp, path, data);
-    if (!written) {
-        ::unlink(temp.c_str());
-        return std::move(written).error();
-    }
-    int rc = replace ? ::rename(temp.c_str(), path.c_str())
-                     : rename_noreplace(temp.c_str(), path.c_str());
-    if (rc != 0) {
-        int err = errno;
-        ::unlink(temp.c_str());
-        if (!replace && err == EEXIST)
-            return false;
-        return sys_error(Exit::os, err, "cannot replace '%s'", path.c_str());
-    }
-    SION_CHECK(sync_directory_of(path));
-    return true;
-}
-
-} // namespace
-
 // Keys and sealing.
 namespace {
 
@@ -186,7 +122,7 @@ Result<SealingKey> SealingKey::from_file(const std::string& path) {
                              "cannot open key file '%s'", path.c_str());
         SION_CHECK(fill_random(key.m_bytes.data(), k_size));
         std::string_view bytes(reinterpret_cast<const char*>(key.m_bytes.data()), k_size);
-        SION_TRY(bool created, install_file(path, bytes, false));
+        SION_TRY(bool created, create_private_file(path, bytes));
         if (created)
             return key;
     }
@@ -294,10 +230,7 @@ Result<std::string> SealedFile::read() const {
 
 Status SealedFile::write(std::string_view plaintext) const {
     SION_TRY(std::string sealed, m_key.seal(plaintext));
-    Result<bool> installed = install_file(m_path, sealed, true);
-    if (!installed)
-        return std::move(installed).error();
-    return {};
+    return write_private_file(m_path, sealed);
 }
 
 } // namespace sion

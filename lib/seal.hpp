@@ -3,7 +3,8 @@
 //
 // Byte strings are std::string (any bytes, not text). A SealingKey or SealedFile is used by one
 // thread at a time. Errors: data that fails authentication is Exit::data; a key file that is not
-// safe to use is Exit::no_perm; system calls that fail are Exit::os or Exit::io.
+// safe to use, or a directory the user may not write, is Exit::no_perm; other system calls that
+// fail are Exit::os or Exit::io. Files are written as lib/private_file.hpp writes them.
 #pragma once
 
 #include "lib/result.hpp"

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Unit tests of lib/seal: sealing, key files, SealedFile.
 #include "lib/fd.hpp"
+#include "lib/private_file.hpp"
 #include "lib/seal.hpp"
 
 #include <fcntl.h>
@@ -267,6 +268,61 @@ TEST(SealedFileTest, DamagedOrWrongKeyFileIsAnErrorAndKeepsTheFile) {
     std::string link = dir.file("link.bin");
     ASSERT_EQ(::symlink(path.c_str(), link.c_str()), 0);
     EXPECT_EQ(SealedFile(link, key_of('a')).read().error().exit(), Exit::no_perm);
+}
+
+TEST(PrivateFile, CreatedOnceWith0600AndNeverReplaced) {
+    TempDir dir;
+    std::string path = dir.file("key");
+    mode_t old = ::umask(0277);
+    auto created = create_private_file(path, "first");
+    ::umask(old);
+    ASSERT_TRUE(created) << created.error().message();
+    EXPECT_TRUE(*created);
+
+    struct stat st {};
+
+    ASSERT_EQ(::stat(path.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 07777, 0600u);
+    auto again = create_private_file(path, "second");
+    ASSERT_TRUE(again) << again.error().message();
+    EXPECT_FALSE(*again);
+    EXPECT_EQ(slurp(path), "first");
+    // Neither call leaves its temporary file behind.
+    EXPECT_EQ(std::distance(fs::directory_iterator(fs::path(path).parent_path()),
+                            fs::directory_iterator()),
+              1);
+}
+
+TEST(PrivateFile, WritingReplacesALinkNotWhatItPointsTo) {
+    TempDir dir;
+    std::string target = dir.file("target");
+    std::string path = dir.file("file");
+    spit(target, "kept", 0644);
+    ASSERT_EQ(::symlink(target.c_str(), path.c_str()), 0);
+    ASSERT_TRUE(write_private_file(path, "new"));
+    EXPECT_EQ(slurp(target), "kept");
+
+    struct stat st {};
+
+    ASSERT_EQ(::lstat(path.c_str(), &st), 0);
+    EXPECT_TRUE(S_ISREG(st.st_mode));
+    EXPECT_EQ(st.st_mode & 07777, 0600u);
+    EXPECT_EQ(slurp(path), "new");
+    // Nor does creating go through a link: the name is taken.
+    ASSERT_EQ(::symlink(target.c_str(), dir.file("link").c_str()), 0);
+    EXPECT_FALSE(*create_private_file(dir.file("link"), "x"));
+    EXPECT_EQ(slurp(target), "kept");
+}
+
+TEST(PrivateFile, AMissingDirectoryIsAnErrorNamingTheFile) {
+    TempDir dir;
+    std::string path = dir.file("none/file");
+    auto created = create_private_file(path, "x");
+    ASSERT_FALSE(created);
+    EXPECT_EQ(created.error().message(), "cannot write '" + path + "': No such file or directory");
+    Status written = write_private_file(path, "x");
+    ASSERT_FALSE(written);
+    EXPECT_EQ(written.error().message(), "cannot write '" + path + "': No such file or directory");
 }
 
 } // namespace
