@@ -75,7 +75,7 @@ TEST(Search, WithinALineNeverAcrossOne) {
     EXPECT_EQ(grep("a", "a\r\nb\r\n", none), "f.txt:1:a") << "no \\r shown";
 }
 
-// Plain text is found with memmem, anything else with RE2: both find the same lines.
+// Plain text is found with a Needle, anything else with RE2: both find the same lines.
 TEST(Search, LiteralsAndRegularExpressionsAgree) {
     SearchOptions o;
     o.context = 0;
