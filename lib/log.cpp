@@ -60,10 +60,38 @@ void guard_standard_fds() {
     ::signal(SIGPIPE, SIG_IGN);
 }
 
+void die_of_stdout_error(int err) {
+    if (err == EPIPE) {
+        // What SIGPIPE's default would have done at the write: nothing said, nothing flushed.
+        ::signal(SIGPIPE, SIG_DFL);
+        sigset_t pipe_set;
+        sigemptyset(&pipe_set);
+        sigaddset(&pipe_set, SIGPIPE);
+        ::pthread_sigmask(SIG_UNBLOCK, &pipe_set, nullptr);
+        ::raise(SIGPIPE);
+        std::_Exit(128 + SIGPIPE);
+    }
+    die(sys_error(Exit::io, err, "write error"));
+}
+
+int write_stdout(std::string_view data) {
+    while (!data.empty()) {
+        ssize_t n = ::write(STDOUT_FILENO, data.data(), data.size());
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return errno;
+        data.remove_prefix(static_cast<size_t>(n));
+    }
+    return 0;
+}
+
 int finish_stdout(int status) {
     errno = 0;
     if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
         int err = errno != 0 ? errno : EIO;
+        if (err == EPIPE)
+            die_of_stdout_error(err);
         report(sys_error(Exit::io, err, "write error"));
         return status == 0 ? to_int(Exit::io) : status;
     }

@@ -14,15 +14,15 @@ namespace sion::session {
 
 namespace {
 
-// Writes one line and flushes it. A reader that went away, or a full disk, ends the program at
-// once, as SIGPIPE would a filter: the store is consistent at any instant, and the session is
-// then shown as interrupted.
+// Writes one line to standard output and flushes it. A reader that went away ends the program at
+// once and quietly, as SIGPIPE ends a filter, and a full disk with "write error" (74): the store
+// is consistent at any instant, and the session is then shown as interrupted.
 void put(std::FILE* out, std::string_view line) {
     errno = 0;
     std::fwrite(line.data(), 1, line.size(), out);
     std::fputc('\n', out);
     if (std::fflush(out) != 0 || std::ferror(out) != 0)
-        die(sys_error(Exit::io, errno != 0 ? errno : EIO, "write error"));
+        die_of_stdout_error(errno != 0 ? errno : EIO);
 }
 
 bool failed_state(std::string_view state) {

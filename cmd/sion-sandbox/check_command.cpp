@@ -2,15 +2,12 @@
 // sion-sandbox check: the pre-flight and a trivial command in the configured sandbox, one line
 // each on stdout saying what works and what does not, with the fix.
 #include "cmd/sion-sandbox/commands.hpp"
-#include "lib/fd.hpp"
 #include "lib/log.hpp"
 #include "lib/text.hpp"
 #include "sandboxd/bwrap.hpp"
 #include "sandboxd/config.hpp"
 #include "sandboxd/docker.hpp"
 #include "sandboxd/preflight.hpp"
-
-#include <unistd.h>
 
 #include <string>
 
@@ -60,8 +57,8 @@ public:
 
 private:
     static void say(const std::string& line) {
-        if (Status written = write_all(STDOUT_FILENO, line + "\n"); !written)
-            die(Error(Exit::io, "write error: " + written.error().message()));
+        if (int err = write_stdout(line + "\n"); err != 0)
+            die_of_stdout_error(err);
     }
 
     bool m_refused = false;

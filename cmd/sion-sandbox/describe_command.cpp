@@ -6,18 +6,15 @@
 
 #include "sandboxd/preflight.hpp"
 
-#include "lib/fd.hpp"
 #include "lib/log.hpp"
-
-#include <unistd.h>
 
 namespace sion::sandbox_cmd {
 
 namespace {
 
 void print(const Json& object) {
-    if (Status written = write_all(STDOUT_FILENO, object.dump() + "\n"); !written)
-        die(Error(Exit::io, "write error: " + written.error().message()));
+    if (int err = write_stdout(object.dump() + "\n"); err != 0)
+        die_of_stdout_error(err);
 }
 
 // A refusal: on stdout for the program that asked, on stderr for a person, and its status.

@@ -72,15 +72,15 @@ Result<Request> read_request(const Args& args, const Config& config) {
 }
 
 int print_text(const proto::ExecResult& result, std::chrono::milliseconds limit, uint64_t memory) {
-    Status out = write_all(STDOUT_FILENO, result.stdout_text);
+    int out = write_stdout(result.stdout_text);
     Status err = write_all(STDERR_FILENO, result.stderr_text);
     // How it ended is said on a line of its own, even after a process killed mid-line.
     const std::string& text = result.stderr_text;
     if ((result.timed_out || result.signal) && !text.empty() && text.back() != '\n')
         err = write_all(STDERR_FILENO, "\n");
     (void)err; // stderr failing is nothing we can report anywhere
-    if (!out)
-        die(Error(Exit::io, "write error: " + out.error().message()));
+    if (out != 0)
+        die_of_stdout_error(out);
     say_how_it_ended(result, limit, memory);
     return result.exit;
 }
@@ -122,8 +122,8 @@ int exec_command(int argc, const char* const* argv) {
                           config->limits.memory);
     }
     std::string line = proto::exec_result_to_json(*result).dump() + "\n";
-    if (Status ok = write_all(STDOUT_FILENO, line); !ok)
-        die(ok.error());
+    if (int err = write_stdout(line); err != 0)
+        die_of_stdout_error(err);
     return result->exit;
 }
 
