@@ -9,15 +9,26 @@ namespace sion::session {
 
 Result<Ending> Loop::run() {
     SION_TRY(m_conversation, load_messages(*m_p.db, m_p.row.id));
-    // The lines about MCP servers a run showed are kept for `show`, not for the model.
-    std::erase_if(m_conversation, [](const Json& m) {
-        return m.view().string_or("role", "").value_or("") == "mcp";
+    // The instructions the session began with are its system prompt's; the lines about MCP
+    // servers a run showed are kept for `show`. Neither is the conversation.
+    bool kept = false;
+    std::erase_if(m_conversation, [&](const Json& m) {
+        std::string_view role = m.view().string_or("role", "").value_or("");
+        if (role == "instructions") {
+            m_p.instructions = instructions_of(m.view());
+            kept = true;
+        }
+        return role == "mcp" || role == "instructions";
     });
     for (const Json& m : m_conversation)
         for (JsonView c : m.get("calls"))
             if (auto id = c.string("id"))
                 m_call_ids.insert(std::string(*id));
     m_p.out->session(m_p.row, m_p.continued);
+    if (!kept && !m_p.instructions.empty()) {
+        SION_CHECK(append_message(*m_p.db, m_p.row.id, instructions_message(m_p.instructions)));
+        m_p.out->notice(instructions_line(m_p.instructions));
+    }
     SION_CHECK(start_mcp());
     // What run-start hooks print is added to the person's message, marked as theirs.
     std::string said = m_p.task;
@@ -147,7 +158,7 @@ std::string system_prompt(const SessionParts& parts) {
         s += " Tools named <server>_<tool> are an MCP server's; each turn ends with a note of the "
              "servers you have then.";
     s += " When the task is done, say so briefly, without a tool call.";
-    return s;
+    return s + instructions_prompt(parts.instructions);
 }
 
 } // namespace sion::session

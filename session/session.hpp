@@ -6,6 +6,7 @@
 #pragma once
 
 #include "session/hooks_client.hpp"
+#include "session/instructions.hpp"
 #include "session/mcp_client.hpp"
 #include "session/person.hpp"
 #include "session/settings.hpp"
@@ -35,6 +36,8 @@ struct SessionParts {
     Output* out = nullptr;
     McpClient* mcp = nullptr; // the session's MCP servers; nullptr when it has none
     std::string prompt;       // "SERVER:PROMPT" when the task is a server's prompt (--prompt)
+    // The AGENTS.md files read for a new session; a continued one's are the ones it kept.
+    std::vector<InstructionFile> instructions;
 };
 
 // Runs the session to the end of this run and records how it ended. Returns its Ending; an Error
@@ -50,7 +53,8 @@ struct SessionParts {
 // "interrupted" and answered, for the model, as such; journaled ones become uncertain.
 [[nodiscard]] Status close_interrupted_calls(Db& db, const SessionRow& row);
 
-// The system prompt of a session.
+// The system prompt of a session: who it is and what it has, then the AGENTS.md files it began
+// with (instructions_prompt()).
 [[nodiscard]] std::string system_prompt(const SessionParts& parts);
 
 } // namespace sion::session

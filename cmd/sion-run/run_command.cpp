@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <optional>
 
 namespace sion::run_cmd {
@@ -137,6 +138,7 @@ std::vector<OptionSpec> run_options() {
         {"prompt", 0, "SERVER:PROMPT",
          "the task is the server's prompt, its arguments NAME=VALUE operands"},
         {"session", 0, "ID", "continue a stored session with a new task"},
+        {"no-project-instructions", 0, nullptr, "read no AGENTS.md of the workspace"},
         {"json", 0, nullptr, "print one JSON event a line instead of the transcript"},
     };
 }
@@ -214,6 +216,13 @@ int run_command(int argc, const char* const* argv) {
     if (!parts.settings.workspace.empty()) {
         files = or_refuse(Confined::open(parts.settings.workspace));
         parts.context.files = &*files;
+    }
+    if (!stored) {
+        std::error_code ec; // getcwd(3): links resolved, as the workspace's root is
+        std::string cwd = std::filesystem::current_path(ec).string();
+        parts.instructions = read_instructions(home, files ? &*files : nullptr,
+                                               files ? start_within(files->root(), cwd) : "",
+                                               !args.has("no-project-instructions"));
     }
     bool json = args.has("json");
     parts.person = Person::find(json);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // sion-run sessions and show: what the stored sessions did.
 #include "cmd/sion-run/commands.hpp"
+#include "session/instructions.hpp"
 #include "session/store.hpp"
 #include "session/shown.hpp"
 #include "session/transcript.hpp"
@@ -144,6 +145,10 @@ int show_command(int argc, const char* const* argv) {
         std::string_view role = m.view().string_or("role", "").value_or("");
         if (role == "mcp" && !m.view().get("during").exists()) {
             mcp_line(m.view());
+            continue;
+        }
+        if (role == "instructions") {
+            out->notice(instructions_line(instructions_of(m.view())));
             continue;
         }
         if (role == "user") {
