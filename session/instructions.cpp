@@ -58,6 +58,21 @@ Result<std::string> read_own(const std::string& path) {
     return text;
 }
 
+// `text` made unable to end its element or, in an attribute (`quote`), its value: a file that
+// writes "</instructions>" to pass its words off as the operator's gets "<\/instructions>".
+std::string escaped(std::string_view text, bool quote) {
+    std::string out;
+    for (size_t i = 0; i < text.size(); ++i) {
+        if (quote && text[i] == '"')
+            out += "&quot;";
+        else if (text[i] == '<' && ascii_iequals(text.substr(i + 1, 13), "/instructions"))
+            out += "<\\";
+        else
+            out += text[i];
+    }
+    return out;
+}
+
 } // namespace
 
 std::string start_within(const std::string& root, const std::string& cwd) {
@@ -157,7 +172,8 @@ std::string instructions_prompt(const std::vector<InstructionFile>& files) {
         if (f.text.empty())
             continue;
         std::string& to = f.operator_own ? own : project;
-        to += "\n\n<instructions file=\"" + f.path + "\">\n" + f.text;
+        to +=
+            "\n\n<instructions file=\"" + escaped(f.path, true) + "\">\n" + escaped(f.text, false);
         if (!f.text.ends_with('\n'))
             to += '\n';
         if (!f.left_out.empty())
