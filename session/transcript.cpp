@@ -8,7 +8,10 @@
 #include "lib/picture.hpp"
 #include "lib/text.hpp"
 
+#include <unistd.h>
+
 #include <cerrno>
+#include <cstdlib>
 
 namespace sion::session {
 
@@ -43,13 +46,20 @@ Json pictures_summary(JsonView images) {
     return out;
 }
 
+// Select Graphic Rendition codes: what the transcript marks on a terminal.
+constexpr const char* k_bold = "1";
+constexpr const char* k_dim = "2";
+constexpr const char* k_red = "31";
+constexpr const char* k_green = "32";
+constexpr const char* k_cyan = "36";
+
 class Transcript final : public Output {
 public:
-    explicit Transcript(std::FILE* out) : m_out(out) {}
+    Transcript(std::FILE* out, bool colour) : m_out(out), m_colour(colour) {}
 
     void session(const SessionRow& row, bool continued) override {
-        put(m_out, format("session %s for agent %.8s%s", row.id.c_str(), row.agent.c_str(),
-                          continued ? ", continued" : ""));
+        put(m_out, paint(k_bold, format("session %s for agent %.8s%s", row.id.c_str(),
+                                        row.agent.c_str(), continued ? ", continued" : "")));
     }
 
     void task(std::string_view text, JsonView pictures) override {
@@ -70,33 +80,54 @@ public:
         size_t at = 0;
         while (at <= text.size()) {
             size_t nl = text.find('\n', at);
-            put(m_out, "~ " + shown_line(text.substr(at, nl == std::string_view::npos ? nl : nl - at)));
+            put(m_out, paint(k_dim, "~ " + shown_line(text.substr(
+                                             at, nl == std::string_view::npos ? nl : nl - at))));
             if (nl == std::string_view::npos)
                 break;
             at = nl + 1;
         }
     }
 
-    void text(std::string_view text) override { put(m_out, "agent: " + shown_lines(text)); }
+    void text(std::string_view text) override {
+        put(m_out, paint(k_bold, "agent:") + " " + shown_lines(text));
+    }
 
     void call(const CallRow& call) override {
-        put(m_out, indented(call, "→ " + shown_line(call.tool) + " "
+        put(m_out, indented(call, paint(k_cyan, "→ " + shown_line(call.tool)) + " "
                                       + shown_line(canonical_json(call.input))));
     }
 
     void result(const CallRow& call) override {
-        put(m_out,
-            indented(call, (failed_state(call.state) ? "✗ " : "← ") + shown_lines(call.result)));
+        put(m_out, indented(call, failed_state(call.state)
+                                      ? paint(k_red, "✗ " + shown_lines(call.result))
+                                      : paint(k_green, "←") + " " + shown_lines(call.result)));
         if (call.tainted)
             put(m_out, indented(call, "the session is tainted: what " + shown_line(call.tool)
                                           + " returned came from outside"));
     }
 
     void end(const SessionRow& row, const Ending& ending) override {
-        put(m_out, shown_line(ending_line(row.id, ending)));
+        put(m_out, paint(ending.state == "done" ? k_bold : k_red,
+                         shown_line(ending_line(row.id, ending))));
     }
 
 private:
+    // `text` in the rendition `sgr` when the transcript is coloured, each of its lines on its own
+    // (so that one cut off, or indented, carries no colour past its end); as it is otherwise.
+    [[nodiscard]] std::string paint(const char* sgr, const std::string& text) const {
+        if (!m_colour)
+            return text;
+        std::string on = std::string("\x1b[") + sgr + "m";
+        std::string out = on;
+        for (char c : text) {
+            if (c == '\n')
+                out += "\x1b[0m\n" + on;
+            else
+                out += c;
+        }
+        return out + "\x1b[0m";
+    }
+
     // A call a program made (run_code) is shown under its parent, each of its lines indented.
     static std::string indented(const CallRow& call, std::string text) {
         if (call.parent.empty())
@@ -111,6 +142,7 @@ private:
     }
 
     std::FILE* m_out;
+    bool m_colour;
 };
 
 class Events final : public Output {
@@ -209,10 +241,31 @@ private:
 
 } // namespace
 
-std::unique_ptr<Output> make_output(bool json, std::FILE* out) {
+std::unique_ptr<Output> make_output(bool json, std::FILE* out, bool colour) {
     if (json)
         return std::make_unique<Events>(out);
-    return std::make_unique<Transcript>(out);
+    return std::make_unique<Transcript>(out, colour);
+}
+
+OptionSpec colour_option() {
+    return {"color", 0, "WHEN", "colour the transcript: auto (on a terminal), always or never"};
+}
+
+Result<bool> colour_wanted(const Args& args, int fd) {
+    std::string when = args.value("color").value_or("auto");
+    if (when == "always")
+        return true;
+    if (when == "never")
+        return false;
+    if (when != "auto")
+        return usage_error("--color takes auto, always or never, not '" + shown_line(when) + "'");
+    const char* no_colour = std::getenv("NO_COLOR"); // NOLINT(concurrency-mt-unsafe): at start
+    const char* term = std::getenv("TERM");          // NOLINT(concurrency-mt-unsafe): at start
+    if (no_colour != nullptr && *no_colour != '\0')
+        return false;
+    if (term == nullptr || std::string_view(term) == "dumb")
+        return false;
+    return ::isatty(fd) == 1;
 }
 
 std::string ending_line(std::string_view session, const Ending& ending) {

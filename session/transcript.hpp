@@ -13,6 +13,7 @@
 // is written and flushed as it happens, so a pipe sees the session as it goes.
 #pragma once
 
+#include "lib/cli.hpp"
 #include "session/store.hpp"
 
 #include <cstdio>
@@ -52,8 +53,19 @@ public:
     virtual void end(const SessionRow& row, const Ending& ending) = 0;
 };
 
-// The transcript (json false) or JSON events (json true), written to `out`.
-[[nodiscard]] std::unique_ptr<Output> make_output(bool json, std::FILE* out);
+// The transcript (json false) or JSON events (json true), written to `out`. A coloured transcript
+// marks its lines apart with ANSI colours: calls (→) cyan, results (←) green, failures (✗) and an
+// ending other than done red, the agent's words and the first and last lines bold, reasoning dim;
+// uncoloured, it is plain text.
+[[nodiscard]] std::unique_ptr<Output> make_output(bool json, std::FILE* out, bool colour = false);
+
+// --color=WHEN, for the commands that print a transcript.
+[[nodiscard]] OptionSpec colour_option();
+
+// Whether --color asks for colour on `fd`: always, never, or auto (the default): when `fd` is a
+// terminal, NO_COLOR is unset or empty, and TERM is set and not "dumb". Exit::usage for another
+// WHEN: "--color takes auto, always or never, not 'x'".
+[[nodiscard]] Result<bool> colour_wanted(const Args& args, int fd);
 
 // "the token budget of 1000 tokens is spent (1204 used)", … as the end line says it:
 //   "session af88d6083cc5587b: done", "session af88d6083cc5587b: stopped: <why>".

@@ -27,7 +27,7 @@ int main(int argc, char** argv) {
             {"create", create_command, "create PROFILE [--model M]... [--autonomy LEVEL]"},
             {"list", list_command, "list [PROFILE] [--json]"},
             {"sessions", sessions_command, "sessions [AGENT] [--json]"},
-            {"show", show_command, "show SESSION [--json]"},
+            {"show", show_command, "show SESSION [--color WHEN] [--json]"},
             {"credential", credential_command,
              "credential add|remove NAME\n"
              "credential list [--json]"},

@@ -139,6 +139,7 @@ std::vector<OptionSpec> run_options() {
          "the task is the server's prompt, its arguments NAME=VALUE operands"},
         {"session", 0, "ID", "continue a stored session with a new task"},
         {"no-project-instructions", 0, nullptr, "read no AGENTS.md of the workspace"},
+        colour_option(),
         {"json", 0, nullptr, "print one JSON event a line instead of the transcript"},
     };
 }
@@ -166,6 +167,7 @@ int run_command(int argc, const char* const* argv) {
         die(usage_error("give the task with --task or --prompt, not both"));
     if (!given_prompt && (!task || task->empty()))
         die(usage_error("give the task: --task TEXT"));
+    bool colour = or_die(colour_wanted(args, STDOUT_FILENO));
     std::optional<PromptTask> prompt;
     if (given_prompt)
         prompt = or_die(prompt_task(*given_prompt, args.operands()));
@@ -256,7 +258,7 @@ int run_command(int argc, const char* const* argv) {
         or_die(insert_session(db, parts.row));
     }
     parts.hooks.set_session(parts.row.id, parts.settings.workspace);
-    auto out = make_output(json, stdout);
+    auto out = make_output(json, stdout, colour);
     parts.out = out.get();
     Ending ending = or_die(run_session(parts));
     return exit_status(ending);

@@ -12,6 +12,8 @@
 #include "lib/log.hpp"
 #include "lib/text.hpp"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <functional>
 #include <map>
@@ -82,13 +84,15 @@ int sessions_command(int argc, const char* const* argv) {
 int show_command(int argc, const char* const* argv) {
     const CommandSpec spec{
         "sion-run show",
-        "sion-run show SESSION [--json]",
+        "sion-run show SESSION [--color WHEN] [--json]",
         "Print a stored session's transcript, as its runs printed it, with the person's tasks as\n"
         "\"you:\" lines; or its events, one JSON object a line.",
-        {{"json", 0, nullptr, "print one JSON event a line instead of the transcript"}},
+        {{"json", 0, nullptr, "print one JSON event a line instead of the transcript"},
+         colour_option()},
     };
     Args args = parse_args_or_exit(spec, argc, argv);
     check_operands(args, 1, 1, "give a session: sion-run show SESSION");
+    bool colour = or_die(colour_wanted(args, STDOUT_FILENO));
     std::string home = or_die(prepare_home());
     Db db = or_die(open_state(home));
     SessionRow row = or_die(find_session(db, args.operands()[0]));
@@ -114,7 +118,7 @@ int show_command(int argc, const char* const* argv) {
             if (auto call = m.view().string("during"))
                 during.emplace(std::string(*call), m.view());
     bool live = state_now(row) == "running";
-    auto out = make_output(args.has("json"), stdout);
+    auto out = make_output(args.has("json"), stdout, colour);
     auto mcp_line = [&](JsonView m) {
         out->mcp(m.string_or("server", "").value_or(""), m.string_or("text", "").value_or(""));
     };
