@@ -37,7 +37,124 @@ const OptionSpec* find_short(const CommandSpec& spec, char c) {
     return nullptr;
 }
 
+// Set by run_program() for `PROGRAM __complete`: the words after the command's name, the current
+// one last, and the program's known values. parse_args_or_exit() completes them and exits.
+struct Completing {
+    std::vector<std::string> words;
+    std::vector<std::string> (*known)(std::string_view kind);
+};
+
+std::optional<Completing>& completing() {
+    static std::optional<Completing> c;
+    return c;
+}
+
+// The options' names ("--workspace<TAB>stage the workspace") that begin with `current`.
+void complete_options(const CommandSpec& spec, std::string_view current) {
+    std::fputs("words\n", stdout);
+    auto offer = [&](const OptionSpec& o) {
+        std::string name = std::string("--") + o.name;
+        if (name.starts_with(current))
+            std::printf("%s\t%s\n", name.c_str(), o.help);
+    };
+    for (const OptionSpec& o : spec.options)
+        offer(o);
+    offer(k_help);
+    offer(k_version);
+}
+
+// What `words` (the current one last) may go on with, for a command parsed by `spec`: the
+// options' names, an option's values, or the operand's. The words before the current one are
+// taken apart as parse_args() would, counting the operands.
+void complete_words(const CommandSpec& spec, const Completing& c) {
+    const std::vector<std::string>& w = c.words;
+    std::string_view current = w.empty() ? std::string_view() : std::string_view(w.back());
+    size_t operands = 0;
+    bool ended = false;                // after "--", or past the operand a stop_at_operand stops at
+    const OptionSpec* pending = nullptr; // an option whose value the current word may be
+    for (size_t i = 0; i + 1 < w.size(); ++i) {
+        std::string_view a = w[i];
+        if (pending != nullptr) {
+            const OptionSpec* o = std::exchange(pending, nullptr);
+            if (o->optional_prefix == nullptr || a.starts_with(o->optional_prefix))
+                continue;
+        }
+        if (!ended && a == "--") {
+            ended = true;
+        } else if (!ended && a.size() > 2 && a.starts_with("--")) {
+            const OptionSpec* o = find_long(spec, a.substr(2, a.find('=') - 2));
+            if (o != nullptr && o->arg != nullptr && a.find('=') == std::string_view::npos)
+                pending = o;
+        } else if (!ended && a.size() > 1 && a[0] == '-') {
+            for (size_t j = 1; j < a.size(); ++j) {
+                const OptionSpec* o = find_short(spec, a[j]);
+                if (o != nullptr && o->arg != nullptr) {
+                    if (j + 1 == a.size())
+                        pending = o;
+                    break;
+                }
+            }
+        } else {
+            ++operands;
+            ended = ended || spec.stop_at_operand;
+        }
+    }
+    if (pending != nullptr
+        && (pending->optional_prefix == nullptr || current.starts_with(pending->optional_prefix)))
+        return print_completions(pending->values, current, "", c.known);
+    if (!ended && current.starts_with("--") && current.find('=') != std::string_view::npos) {
+        size_t eq = current.find('=');
+        const OptionSpec* o = find_long(spec, current.substr(2, eq - 2));
+        return print_completions(o != nullptr ? o->values : nullptr, current.substr(eq + 1),
+                                 current.substr(0, eq + 1), c.known);
+    }
+    if (!ended && current.starts_with("-"))
+        return complete_options(spec, current);
+    const char* values = nullptr;
+    if (operands < spec.operands.size())
+        values = spec.operands[operands];
+    else if (!spec.operands.empty() && std::string_view(spec.operands.back()).ends_with("..."))
+        values = spec.operands.back();
+    print_completions(values, current, "", c.known);
+}
+
 } // namespace
+
+void print_completions(const char* values, std::string_view current, std::string_view lead,
+                       std::vector<std::string> (*known)(std::string_view kind)) {
+    std::string_view v = values != nullptr ? values : "";
+    if (v.ends_with("..."))
+        v.remove_suffix(3);
+    std::vector<std::string> candidates;
+    if (v.starts_with(":")) {
+        std::string_view kind = v.substr(1);
+        for (const char* shells : {"file", "directory", "command"})
+            if (kind == shells) {
+                const char* line = kind == "file"        ? "files"
+                                   : kind == "directory" ? "directories"
+                                                         : "commands";
+                std::printf("%s%s%.*s\n", line, lead.empty() ? "" : "\t",
+                            static_cast<int>(lead.size()), lead.data());
+                return;
+            }
+        if (known != nullptr)
+            candidates = known(kind);
+    } else {
+        while (!v.empty()) {
+            size_t sp = std::min(v.find(' '), v.size());
+            if (sp > 0)
+                candidates.emplace_back(v.substr(0, sp));
+            v.remove_prefix(std::min(sp + 1, v.size()));
+        }
+    }
+    std::fputs("words\n", stdout);
+    for (const std::string& candidate : candidates) {
+        // One line each: a value holding a line break could not be offered whole.
+        if (!candidate.starts_with(current) || candidate.find('\n') != std::string::npos)
+            continue;
+        std::printf("%.*s%s\n", static_cast<int>(lead.size()), lead.data(), candidate.c_str());
+    }
+}
 
 bool Args::has(std::string_view name) const {
     for (const auto& [k, v] : m_given)
@@ -184,6 +301,10 @@ std::string help_text(const CommandSpec& spec) {
 }
 
 Args parse_args_or_exit(const CommandSpec& spec, int argc, const char* const* argv) {
+    if (completing()) {
+        complete_words(spec, *completing());
+        std::exit(finish_stdout(0)); // NOLINT(concurrency-mt-unsafe): single-threaded at start
+    }
     auto parsed = parse_args(spec, argc, argv);
     if (!parsed)
         die(parsed.error());
@@ -233,11 +354,40 @@ std::vector<const char*> public_names(const Program& program) {
     die(usage_error("unknown command '" + *given + "': give " + listed(names) + " (see --help)"));
 }
 
+// `PROGRAM __complete WORD... CURRENT`: the commands, or what the command's parse completes.
+int complete_program(const Program& program, int argc, const char* const* argv) {
+    std::vector<std::string> words(argv + 2, argv + argc);
+    if (words.size() <= 1) {
+        std::string current = words.empty() ? "" : words[0];
+        std::fputs("words\n", stdout);
+        for (const char* option : {"--help", "--version"})
+            if (current.starts_with("-") && std::string_view(option).starts_with(current))
+                std::printf("%s\n", option);
+        for (const char* name : public_names(program))
+            if (!current.starts_with("-") && std::string_view(name).starts_with(current))
+                std::printf("%s\n", name);
+        return finish_stdout(0);
+    }
+    for (const Command& c : program.commands) {
+        if (words[0] != c.name || c.usage == nullptr)
+            continue;
+        completing() = Completing{{words.begin() + 1, words.end()}, program.values};
+        // The command's parse_args_or_exit() completes and exits; "--help" keeps one that would
+        // not from acting.
+        const char* const help[] = {c.name, "--help", nullptr};
+        return finish_stdout(c.run(2, help));
+    }
+    std::fputs("words\n", stdout);
+    return finish_stdout(0);
+}
+
 } // namespace
 
 int run_program(const Program& program, int argc, const char* const* argv) {
     guard_standard_fds();
     set_program_name(program.name);
+    if (argc >= 2 && std::string_view(argv[1]) == "__complete")
+        return complete_program(program, argc, argv);
     if (program.utf8_arguments)
         if (Status utf8 = check_utf8_arguments(argc, argv); !utf8)
             die(utf8.error());
@@ -268,13 +418,21 @@ int run_program(const Program& program, int argc, const char* const* argv) {
     refuse_command(names, &args.operands()[0]);
 }
 
-std::string_view pick_command(const Args& args, const std::vector<const char*>& names) {
-    if (args.operands().empty())
-        refuse_command(names, nullptr);
-    for (const char* name : names)
-        if (args.operands()[0] == name)
-            return name;
-    refuse_command(names, &args.operands()[0]);
+std::string_view pick_command(const Args& args, const CommandSpec& spec) {
+    std::vector<std::string_view> words; // into the spec's own text, which outlives the call
+    for (std::string_view v = spec.operands.at(0); !v.empty();) {
+        size_t sp = std::min(v.find(' '), v.size());
+        words.push_back(v.substr(0, sp));
+        v.remove_prefix(std::min(sp + 1, v.size()));
+    }
+    for (std::string_view w : words)
+        if (!args.operands().empty() && args.operands()[0] == w)
+            return w;
+    std::vector<std::string> copies(words.begin(), words.end());
+    std::vector<const char*> names;
+    for (const std::string& w : copies)
+        names.push_back(w.c_str());
+    refuse_command(names, args.operands().empty() ? nullptr : &args.operands()[0]);
 }
 
 Status check_utf8_arguments(int argc, const char* const* argv) {

@@ -25,6 +25,10 @@ struct OptionSpec {
     // With `arg`, the argument is optional: given with '=', or as the next argument when that
     // begins with this prefix ("docker:" for `--shell docker:IMAGE`); otherwise the value is "".
     const char* optional_prefix = nullptr;
+    // What its argument may be, for shell completions (sion completion): words separated by
+    // spaces ("auto always never"), or a kind after a colon: ":file", ":directory", ":command",
+    // or one the program knows (Program::values: ":agent", ":mcp-server"…). nullptr: no offer.
+    const char* values = nullptr;
 };
 
 struct CommandSpec {
@@ -34,6 +38,9 @@ struct CommandSpec {
     std::vector<OptionSpec> options;
     // Stop at the first operand: what follows is another command's (front doors, subcommands).
     bool stop_at_operand = false;
+    // What each operand may be, for shell completions, as OptionSpec::values says; the last
+    // stands for the operands after it too when it ends with "..." (":file...").
+    std::vector<const char*> operands = {};
 };
 
 class Args {
@@ -103,18 +110,34 @@ struct Program {
     // Refuse arguments that are not UTF-8 (check_utf8_arguments()): every program that keeps
     // what it is given as JSON text. Not sion-sandbox, whose command's arguments are bytes.
     bool utf8_arguments = true;
+    // The values of a kind the program knows ("agent" for ":agent"), for shell completions, each
+    // a line "value" or "value<TAB>description"; nullptr when it knows none.
+    std::vector<std::string> (*values)(std::string_view kind) = nullptr;
 };
 
 // A program's main: guards the standard descriptors, names the program in messages, checks the
 // arguments are UTF-8 (when the program asks), parses --help and --version, runs the command the
 // first operand names with the arguments from it on, and returns its status through
-// finish_stdout(). Usage errors (64): "a command is needed: run, create or list (see --help)",
+// finish_stdout(). `PROGRAM __complete WORD... CURRENT`, which shells' completion scripts run,
+// prints what CURRENT may become (print_completions()) instead: the commands, or through the
+// command's own parse_args_or_exit(), which prints and exits before the command acts, its
+// options and their values. Every command must therefore parse with parse_args_or_exit() before
+// it does anything. Usage errors (64): "a command is needed: run, create or list (see --help)",
 // "unknown command 'frob': give run, create or list (see --help)", "option '--task' goes after
 // the command: sion-run run|create|list".
 [[nodiscard]] int run_program(const Program& program, int argc, const char* const* argv);
 
-// For a command with commands of its own (`sion-run credential add|list|remove`): the one of
-// `names` its first operand is, or a usage error that exits 64, in run_program()'s words.
-[[nodiscard]] std::string_view pick_command(const Args& args, const std::vector<const char*>& names);
+// What shells' completion scripts read from `__complete`: a first line saying how to complete,
+// "words", or "files", "directories" or "commands" for the shell to find, followed by a tab and
+// what the current word keeps before them ("--workspace=") when there is that; then for words,
+// one candidate a line, "candidate" or "candidate<TAB>description". `values` is as
+// OptionSpec::values; `lead` goes before each candidate, which must begin with `current`.
+void print_completions(const char* values, std::string_view current, std::string_view lead,
+                       std::vector<std::string> (*known)(std::string_view kind));
+
+// For a command with commands of its own (`sion-run credential add|list|remove`): the one of the
+// words its spec's first operand offers ({"add list remove", …}) its first operand is, or a usage
+// error that exits 64, in run_program()'s words.
+[[nodiscard]] std::string_view pick_command(const Args& args, const CommandSpec& spec);
 
 } // namespace sion

@@ -248,7 +248,8 @@ std::unique_ptr<Output> make_output(bool json, std::FILE* out, bool colour) {
 }
 
 OptionSpec colour_option() {
-    return {"color", 0, "WHEN", "colour the transcript: auto (on a terminal), always or never"};
+    return {"color", 0, "WHEN", "colour the transcript: auto (on a terminal), always or never",
+            nullptr, "auto always never"};
 }
 
 Result<bool> colour_wanted(const Args& args, int fd) {

@@ -35,11 +35,13 @@ CommandSpec add_spec() {
         "relative path is made absolute here, and a bare name is looked up on PATH when the\n"
         "hook runs.",
         {
-            {"event", 0, "EVENT", "before-tool, after-tool, run-start or run-end"},
+            {"event", 0, "EVENT", "before-tool, after-tool, run-start or run-end", nullptr,
+             "before-tool after-tool run-start run-end"},
             {"tool", 0, "PATTERN", "a tool hook's tools, * for any characters (repeatable)"},
             {"timeout", 0, "S", "seconds before the hook is stopped, 1 to 3600 (30)"},
         },
         true, // COMMAND's own options are its own
+        {":command", ":file..."},
     };
 }
 

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace sion::hooks_cmd {
 
@@ -16,5 +18,8 @@ namespace sion::hooks_cmd {
 // $SION_HOME/agents/hooks.json, or die (exit 78) when SION_HOME is not usable. With `prepare`,
 // $SION_HOME and its agents directory are made if missing (as add does).
 [[nodiscard]] std::string hooks_file_or_die(bool prepare);
+
+// What completions offer for a "hook": each hook's number, its event and command's first word.
+[[nodiscard]] std::vector<std::string> known_hooks(std::string_view kind);
 
 } // namespace sion::hooks_cmd

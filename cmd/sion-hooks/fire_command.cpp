@@ -50,6 +50,8 @@ int fire_command(int argc, const char* const* argv) {
         "added, and which hooks failed (also written to $SION_HOME/agents/hooks.log). Exit 0\n"
         "whenever the verdict is printed, whatever it says.",
         {},
+        false,
+        {"before-tool after-tool run-start run-end"},
     };
     Args args = parse_args_or_exit(spec, argc, argv);
     check_operands(args, 1, 1,

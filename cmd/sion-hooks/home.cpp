@@ -3,6 +3,7 @@
 #include "lib/home.hpp"
 
 #include "cmd/sion-hooks/commands.hpp"
+#include "hooks/event.hpp"
 #include "hooks/hooks_file.hpp"
 #include "lib/log.hpp"
 #include "lib/private_file.hpp"
@@ -15,6 +16,19 @@ std::string hooks_file_or_die(bool prepare) {
     std::string home = or_die(prepare_home());
     or_die(ensure_private_directory((home == "/" ? "" : home) + "/agents"));
     return hooks::hooks_path(home);
+}
+
+std::vector<std::string> known_hooks(std::string_view kind) {
+    std::vector<std::string> out;
+    auto home = resolve_home();
+    auto hooks = kind == "hook" && home ? hooks::load_hooks(hooks::hooks_path(*home))
+                                        : Result<std::vector<hooks::Hook>>(Error{Exit::no, ""});
+    for (size_t i = 0; hooks && i < hooks->size(); ++i) {
+        const hooks::Hook& h = (*hooks)[i];
+        out.push_back(std::to_string(i + 1) + "\t" + hooks::event_name(h.event) + " "
+                      + (h.command.empty() ? "" : h.command[0]));
+    }
+    return out;
 }
 
 } // namespace sion::hooks_cmd

@@ -76,6 +76,8 @@ int remove_command(int argc, const char* const* argv) {
         "sion-hooks remove N",
         "Remove hook N, as list numbers them; the hooks after it move up by one.",
         {},
+        false,
+        {":hook"},
     };
     Args args = parse_args_or_exit(spec, argc, argv);
     check_operands(args, 1, 1, "give the hook's number: sion-hooks remove N");

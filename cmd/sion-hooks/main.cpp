@@ -23,6 +23,8 @@ int main(int argc, char** argv) {
             {"check", check_command, "check"},
         },
         {},
+        true,
+        known_hooks,
     };
     return sion::run_program(program, argc, argv);
 }

@@ -65,6 +65,8 @@ int resources_command(int argc, const char* const* argv) {
         "List what the server offers at addresses (its resources and templates), or with --json\n"
         "one JSON object a line (schemas/mcp.resources.json); or read one.",
         {{"read", 0, "URI", "print the resource at URI"}, json_lines_option()},
+        false,
+        {":mcp-server"},
     };
     Args args = parse_args_or_exit(spec, argc, argv);
     if (args.has("read") && args.has("json"))
@@ -131,6 +133,8 @@ int prompts_command(int argc, const char* const* argv) {
         "List the prompts the server offers, with their arguments; or with --json one JSON\n"
         "object a prompt (schemas/mcp.prompts.json).",
         {json_lines_option()},
+        false,
+        {":mcp-server"},
     };
     Args args = parse_args_or_exit(spec, argc, argv);
     mcpd::ShelfEntry e = entry_or_die(args, spec.usage);

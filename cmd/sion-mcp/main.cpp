@@ -5,6 +5,7 @@
 #include "cmd/sion-mcp/commands.hpp"
 
 #include "lib/cli.hpp"
+#include "lib/known.hpp"
 
 namespace {
 
@@ -42,6 +43,8 @@ int main(int argc, char** argv) {
             {"serve", serve_command, "serve [--ask] [--sampling-model M] NAME..."},
         },
         {},
+        true,
+        sion::known_names,
     };
     return sion::run_program(program, argc, argv);
 }

@@ -18,8 +18,10 @@ int serve_command(int argc, const char* const* argv) {
         {
             {"ask", 0, nullptr, "a person can be asked: servers may elicit input"},
             {"sampling-model", 0, "M",
-             "writes completions for servers whose sampling names no model"},
+             "writes completions for servers whose sampling names no model", nullptr, ":provider"},
         },
+        false,
+        {":mcp-server..."},
     };
     Args args = parse_args_or_exit(spec, argc, argv);
     std::vector<std::string> names = args.operands();

@@ -291,11 +291,14 @@ std::vector<OptionSpec> add_options() {
         {"url", 0, "URL", "the server is at URL, over HTTP, instead of a command"},
         {"header", 0, "'NAME: VALUE'",
          "a header of every request to the URL; ${VAR} is VAR's value where it runs (repeatable)"},
-        {"dir", 0, "DIR", "where the server works (in a sandbox: /workspace)"},
+        {"dir", 0, "DIR", "where the server works (in a sandbox: /workspace)", nullptr, ":directory"},
         {"env", 0, "NAME", "a variable of yours the server is given (repeatable)"},
-        {"sandbox", 0, "BACKEND", "bwrap or docker:IMAGE@sha256:DIGEST: run it in the shell's sandbox"},
-        {"sandbox-network", 0, "NETWORK", "the sandbox's network (none)"},
-        {"sandbox-read", 0, "DIR", "a directory the sandbox shows read-only (repeatable)"},
+        {"sandbox", 0, "BACKEND", "bwrap or docker:IMAGE@sha256:DIGEST: run it in the shell's sandbox",
+         nullptr, "bwrap docker:"},
+        {"sandbox-network", 0, "NETWORK", "the sandbox's network (none)", nullptr,
+         "none declared host"},
+        {"sandbox-read", 0, "DIR", "a directory the sandbox shows read-only (repeatable)", nullptr,
+         ":directory"},
         {"sandbox-memory", 0, "SIZE", "the sandbox's memory, as 512M or 8G (4G)"},
         {"no-browser", 0, nullptr, "print the authorization URL instead of opening a browser"},
         {"issuer", 0, "URL", "the authorization server to use, of several the server names"},
@@ -306,7 +309,8 @@ std::vector<OptionSpec> add_options() {
         {"scope", 0, "S", "scopes asked for besides those the server names"},
         {"client-credentials", 0, nullptr, "authorize the client itself: nobody logs in"},
         {"workload-token-file", 0, "PATH",
-         "the file where the platform keeps the workload's identity token: nobody logs in"},
+         "the file where the platform keeps the workload's identity token: nobody logs in",
+         nullptr, ":file"},
         {"effect", 0, "TOOL=EFFECT",
          "what TOOL's calls do: read, read-local, write, write-local, external or spend "
          "(repeatable)"},
@@ -322,6 +326,8 @@ int add_command(int argc, const char* const* argv) {
         "Start the server COMMAND, or reach the one at URL, review its tools and put it on the\n"
         "shelf with them pinned.",
         add_options(),
+        false,
+        {"", ":command", ":file..."},
     };
     Args args = parse_args_or_exit(spec, argc, argv);
     const char* name = name_operand(args, "sion-mcp add NAME [options] -- COMMAND...");
@@ -400,6 +406,8 @@ int review_command(int argc, const char* const* argv) {
          {"effect", 0, "TOOL=EFFECT",
           "what TOOL's calls do from now: read, read-local, write, write-local, external or "
           "spend (repeatable)"}},
+        false,
+        {":mcp-server"},
     };
     Args args = parse_args_or_exit(spec, argc, argv);
     const char* name =
@@ -475,6 +483,8 @@ int login_command(int argc, const char* const* argv) {
         "for your consent in a browser. --scope asks for more scopes besides.",
         {{"no-browser", 0, nullptr, "print the authorization URL instead of opening a browser"},
          {"scope", 0, "S", "scopes asked for besides those the server names"}},
+        false,
+        {":mcp-server"},
     };
     Args args = parse_args_or_exit(spec, argc, argv);
     const char* name = name_operand(args, "sion-mcp login NAME");
@@ -495,6 +505,8 @@ int logout_command(int argc, const char* const* argv) {
         "Revoke the tokens of the server NAME where its authorization server takes revocations,\n"
         "and forget them: sessions are not offered its tools until you log in again.",
         {},
+        false,
+        {":mcp-server"},
     };
     Args args = parse_args_or_exit(spec, argc, argv);
     const char* name = name_operand(args, "sion-mcp logout NAME");
@@ -511,6 +523,8 @@ int remove_command(int argc, const char* const* argv) {
         "Take a server off the shelf, and off every profile that had it. Its tokens are revoked\n"
         "where its authorization server takes revocations, and forgotten, as logout does.",
         {},
+        false,
+        {":mcp-server"},
     };
     Args args = parse_args_or_exit(spec, argc, argv);
     const char* name = name_operand(args, "sion-mcp remove NAME");
@@ -542,6 +556,8 @@ int give_command(int argc, const char* const* argv, bool give) {
         give ? "Give a profile's sessions the server NAME, without --mcp."
              : "Take the server NAME from a profile's sessions; it stays on the shelf.",
         {},
+        false,
+        {":profile", ":mcp-server"},
     };
     Args args = parse_args_or_exit(spec, argc, argv);
     if (args.operands().size() != 2)
@@ -578,9 +594,12 @@ int sampling_command(int argc, const char* const* argv) {
         {
             {"max-tokens", 0, "N", "tokens a completion, at most (1000)"},
             {"per-run", 0, "N", "completions a run, at most (5)"},
-            {"model", 0, "M", "provider:model that writes them (the session's first)"},
+            {"model", 0, "M", "provider:model that writes them (the session's first)", nullptr,
+             ":provider"},
             {"off", 0, nullptr, "no sampling for this server"},
         },
+        false,
+        {":mcp-server"},
     };
     Args args = parse_args_or_exit(spec, argc, argv);
     const char* name = name_operand(args, "sion-mcp sampling NAME [options]");

@@ -29,9 +29,13 @@ int create_command(int argc, const char* const* argv) {
         "Make an agent of PROFILE and print its id. The profile is made on first use with the\n"
         "models and autonomy level given; given again, they replace the profile's.",
         {
-            {"model", 0, "M", "provider:model its sessions think with, first first (repeatable)"},
-            {"autonomy", 0, "LEVEL", "L0 to L6: what runs without asking (L2)"},
+            {"model", 0, "M", "provider:model its sessions think with, first first (repeatable)",
+             nullptr, ":provider"},
+            {"autonomy", 0, "LEVEL", "L0 to L6: what runs without asking (L2)", nullptr,
+             "L0 L1 L2 L3 L4 L5 L6"},
         },
+        false,
+        {":profile"},
     };
     Args args = parse_args_or_exit(spec, argc, argv);
     check_operands(args, 1, 1, "give a profile: sion-run create PROFILE");
@@ -60,6 +64,8 @@ int list_command(int argc, const char* const* argv) {
         "profile, and the profile's autonomy level and models; or with --json one JSON object\n"
         "a line (schemas/run.list.json).",
         {json_lines_option()},
+        false,
+        {":profile"},
     };
     Args args = parse_args_or_exit(spec, argc, argv);
     check_operands(args, 0, 1);

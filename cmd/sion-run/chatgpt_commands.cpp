@@ -163,9 +163,11 @@ int chatgpt_command(int argc, const char* const* argv) {
         "models lists the plan's models (with --json one JSON object a line,\n"
         "schemas/run.chatgpt-models.json), logout forgets the account.",
         {json_lines_option()},
+        false,
+        {"login status models logout"},
     };
     Args args = parse_args_or_exit(spec, argc, argv);
-    std::string_view what = pick_command(args, {"login", "status", "models", "logout"});
+    std::string_view what = pick_command(args, spec);
     if (args.has("json") && what != "models")
         die(usage_error("--json goes with models: sion-run chatgpt models --json"));
     check_operands(args, 1, 1);

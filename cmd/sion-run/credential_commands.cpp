@@ -168,10 +168,12 @@ int credential_command(int argc, const char* const* argv) {
         "schemas/run.credential-list.json), and remove forgets one. A variable set in the\n"
         "environment wins over the value kept.",
         {json_lines_option()},
+        false,
+        {"add list remove", ":credential"},
     };
     Args args = parse_args_or_exit(spec, argc, argv);
     const auto& ops = args.operands();
-    std::string what(pick_command(args, {"add", "list", "remove"}));
+    std::string what(pick_command(args, spec));
     if (args.has("json") && what != "list")
         die(usage_error("--json goes with list: sion-run credential list --json"));
     size_t want = what == "list" ? 1 : 2;

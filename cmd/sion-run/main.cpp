@@ -4,6 +4,7 @@
 #include "cmd/sion-run/commands.hpp"
 
 #include "lib/cli.hpp"
+#include "lib/known.hpp"
 
 namespace sion::run_cmd {
 // credential_commands.cpp
@@ -11,6 +12,7 @@ namespace sion::run_cmd {
 [[nodiscard]] int setup_command(int argc, const char* const* argv);
 // chatgpt_commands.cpp
 [[nodiscard]] int chatgpt_command(int argc, const char* const* argv);
+
 } // namespace sion::run_cmd
 
 int main(int argc, char** argv) {
@@ -37,6 +39,8 @@ int main(int argc, char** argv) {
              "chatgpt models [--json]"},
         },
         run_options(),
+        true,
+        sion::known_names,
     };
     return sion::run_program(program, argc, argv);
 }

@@ -53,6 +53,8 @@ int sessions_command(int argc, const char* const* argv) {
         "state, the calls made, and the first task; or with --json one JSON object a line\n"
         "(schemas/run.sessions.json).",
         {json_lines_option()},
+        false,
+        {":agent"},
     };
     Args args = parse_args_or_exit(spec, argc, argv);
     check_operands(args, 0, 1);
@@ -89,6 +91,8 @@ int show_command(int argc, const char* const* argv) {
         "\"you:\" lines; or its events, one JSON object a line.",
         {{"json", 0, nullptr, "print one JSON event a line instead of the transcript"},
          colour_option()},
+        false,
+        {":session"},
     };
     Args args = parse_args_or_exit(spec, argc, argv);
     check_operands(args, 1, 1, "give a session: sion-run show SESSION");

@@ -36,6 +36,7 @@ CommandSpec exec_spec() {
         "sandbox/exec params object (command or argv, stdin, env, timeout) from stdin.",
         sandbox_options(true),
         true, // COMMAND's own options are its own: `exec ls -l` needs no "--"
+        {":command", ":file..."},
     };
 }
 

@@ -27,6 +27,7 @@ CommandSpec run_spec() {
         "an empty directory, removed at the end.",
         run_options(),
         true, // COMMAND's own options are its own
+        {":command", ":file..."},
     };
 }
 

@@ -2,10 +2,12 @@
 // git's dashed commands for sion: a table of words and the programs they name.
 #include "cmd/sion/front_door.hpp"
 
+#include "lib/cli.hpp"
 #include "lib/programs.hpp"
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <string_view>
 
@@ -124,6 +126,55 @@ Result<Dispatch> route(const std::vector<std::string>& operands) {
     d.args.insert(d.args.end(), operands.begin() + static_cast<long>(best->words.size()),
                   operands.end());
     return d;
+}
+
+std::optional<Dispatch> complete(const std::vector<std::string>& words) {
+    std::string current = words.empty() ? "" : words.back();
+    std::vector<std::string> before(words.begin(), words.end() - (words.empty() ? 0 : 1));
+    std::string offer;
+    if (before.empty() && current.starts_with("-"))
+        offer = "--help --version";
+    else if (before.empty())
+        offer = next_words({}) + "|completion|help";
+    else if (before.size() == 1 && before[0] == "completion")
+        offer = "bash zsh fish";
+    else if (before.size() == 1 && before[0] == "help")
+        for (const auto& r : routes())
+            if (r.missing == nullptr && offer.find(std::string(r.words.back())) == std::string::npos)
+                offer += std::string(offer.empty() ? "" : " ") + std::string(r.words.back());
+    if (!offer.empty() || before.empty() || before[0] == "completion" || before[0] == "help") {
+        std::replace(offer.begin(), offer.end(), '|', ' ');
+        print_completions(offer.c_str(), current, "", nullptr);
+        return std::nullopt;
+    }
+    const Route* best = nullptr;
+    for (const auto& r : routes()) {
+        bool match = r.missing == nullptr && r.words.size() <= before.size();
+        for (size_t i = 0; match && i < r.words.size(); ++i)
+            match = r.words[i] == before[i];
+        if (match)
+            best = &r;
+    }
+    if (best == nullptr) {
+        std::string next = next_words(before);
+        std::replace(next.begin(), next.end(), '|', ' ');
+        print_completions(next.c_str(), current, "", nullptr);
+        return std::nullopt;
+    }
+    Dispatch d{std::string(best->words.back()), best->program, {"__complete"}};
+    for (const char* p : best->prefix)
+        d.args.emplace_back(p);
+    d.args.insert(d.args.end(), before.begin() + static_cast<long>(best->words.size()), before.end());
+    d.args.push_back(current);
+    return d;
+}
+
+std::vector<std::string> programs() {
+    std::vector<std::string> out{"sion"};
+    for (const auto& r : routes())
+        if (r.missing == nullptr && std::find(out.begin(), out.end(), r.program) == out.end())
+            out.emplace_back(r.program);
+    return out;
 }
 
 Result<std::string> locate(const Dispatch& dispatch) {

@@ -4,6 +4,7 @@
 
 #include "lib/result.hpp"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,14 @@ struct Dispatch {
 // line. Words kept for a program still to come (`mcp mail`, `mcp calendar`, `mcp documents`) are
 // Exit::unavailable: "cannot run 'mcp mail': sion's own MCP servers are not part of this version".
 [[nodiscard]] Result<Dispatch> route(const std::vector<std::string>& operands);
+
+// `sion __complete WORD... CURRENT`, which the completion scripts run: what CURRENT may become
+// among sion's own words is printed (print_completions()), and nothing is returned; once the words
+// name a program, what to run instead: that program's `__complete` with its words.
+[[nodiscard]] std::optional<Dispatch> complete(const std::vector<std::string>& words);
+
+// sion and the programs its words name, each once: what the completion scripts complete.
+[[nodiscard]] std::vector<std::string> programs();
 
 // Where `program` is: $SION_EXEC_PATH, then <dir of this executable>/../libexec/sion, then $PATH.
 // Exit::not_found with "'WORD' is not installed: PROGRAM not found" when it is nowhere.

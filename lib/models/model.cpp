@@ -191,6 +191,13 @@ Json kept_member(std::string_view member, const Origin& origin, std::string_view
     return kept;
 }
 
+std::vector<std::string_view> provider_names() {
+    std::vector<std::string_view> out;
+    for (const Provider& p : k_providers)
+        out.push_back(p.name);
+    return out;
+}
+
 Result<std::unique_ptr<Model>> open_model(std::string_view spec) {
     SION_TRY(ModelSpec parts, split_spec(spec));
     for (const Provider& p : k_providers) {

@@ -170,6 +170,9 @@ private:
 // Exit::data; a provider's key that is not set, or a base URL it may not use, Exit::config).
 [[nodiscard]] Result<std::unique_ptr<Model>> open_model(std::string_view spec);
 
+// The providers' names, in the order open_model() knows them ("script", "anthropic", …).
+[[nodiscard]] std::vector<std::string_view> provider_names();
+
 // `spec` as it should be kept (in a profile, a session's settings): a script's path made absolute
 // against the current directory, so it names the same file wherever the session is continued;
 // other specs as they are. Exit::usage as open_model() for a malformed spec.

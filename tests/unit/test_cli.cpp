@@ -206,17 +206,20 @@ TEST(Cli, AProgramsTableRunsItsCommands) {
     (void)testing::internal::GetCapturedStdout();
 }
 
-// A command's own commands, in the same words.
+// A command's own commands, the words its first operand offers, in run_program()'s words.
 TEST(Cli, PickCommandNamesTheChoices) {
     set_program_name("prog");
     auto a = parse({"list", "x"});
     ASSERT_TRUE(a);
-    EXPECT_EQ(pick_command(*a, {"add", "list", "remove"}), "list");
-    EXPECT_EXIT((void)pick_command(*a, {"add", "remove"}), testing::ExitedWithCode(64),
+    auto offering = [](const char* words) {
+        return CommandSpec{"prog", "prog", "", {}, false, {words, ":file"}};
+    };
+    EXPECT_EQ(pick_command(*a, offering("add list remove")), "list");
+    EXPECT_EXIT((void)pick_command(*a, offering("add remove")), testing::ExitedWithCode(64),
                 "^prog: unknown command 'list': give add or remove \\(see --help\\)\n$");
     auto none = parse({});
     ASSERT_TRUE(none);
-    EXPECT_EXIT((void)pick_command(*none, {"add"}), testing::ExitedWithCode(64),
+    EXPECT_EXIT((void)pick_command(*none, offering("add")), testing::ExitedWithCode(64),
                 "^prog: a command is needed: add \\(see --help\\)\n$");
 }
 
