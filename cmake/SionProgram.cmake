@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # sion_program(<name> SOURCES <files>... [LIBS <targets>...] [DEBIAN_DEPENDS <packages>...]): one of
-# sion's programs, installed into the bin directory with its man pages (man/<name>.<section>) as the
-# Debian package <name>, which depends on the packages named (beside the libraries dpkg-shlibdeps finds).
+# sion's programs, installed into the bin directory with its man pages (man/<name>.<section>) and
+# its shell completions as the Debian package <name>, which depends on the packages named (beside
+# the libraries dpkg-shlibdeps finds).
 # This is the only thing a new program needs from the build.
 function(sion_program name)
   cmake_parse_arguments(P "" "" "SOURCES;LIBS;DEBIAN_DEPENDS" ${ARGN})
@@ -26,6 +27,17 @@ function(sion_program name)
   if(gzipped)
     add_custom_target(${name}-man DEPENDS ${gzipped})
     add_dependencies(${name} ${name}-man)
+  endif()
+  # Shell completions, made by the front door (cmd/sion): bash and fish look for a file named after
+  # the command, zsh's _sion names every program and comes with sion.
+  set(completions "${PROJECT_BINARY_DIR}/completions")
+  install(FILES "${completions}/sion.bash" RENAME ${name}
+    DESTINATION "${CMAKE_INSTALL_DATADIR}/bash-completion/completions" COMPONENT ${name})
+  install(FILES "${completions}/sion.fish" RENAME ${name}.fish
+    DESTINATION "${CMAKE_INSTALL_DATADIR}/fish/vendor_completions.d" COMPONENT ${name})
+  if(name STREQUAL "sion")
+    install(FILES "${completions}/_sion"
+      DESTINATION "${CMAKE_INSTALL_DATADIR}/zsh/vendor-completions" COMPONENT ${name})
   endif()
   set_property(GLOBAL APPEND PROPERTY SION_PROGRAMS ${name})
   set_property(GLOBAL PROPERTY SION_DEBIAN_DEPENDS_${name} ${P_DEBIAN_DEPENDS})

@@ -23,13 +23,20 @@ const sion::CommandSpec k_spec{
 };
 
 // `sion completion SHELL`: the script, on standard output.
-int completion(const std::vector<std::string>& operands) {
-    if (operands.size() < 2)
-        sion::die(sion::usage_error("give a shell: sion completion bash|zsh|fish"));
-    if (operands.size() > 2)
-        sion::die(sion::usage_error("unexpected operand '" + operands[2] + "'"));
-    std::string script =
-        sion::or_die(sion::front_door::completion_script(operands[1], sion::front_door::programs()));
+int completion(int argc, const char* const* argv) {
+    const sion::CommandSpec spec{
+        "sion completion",
+        "sion completion bash|zsh|fish",
+        "Print the shell's completion script for sion and its programs (sion(1), Shell\n"
+        "completion); the packages install it where each shell looks.",
+        {},
+        false,
+        {"bash zsh fish"},
+    };
+    sion::Args args = sion::parse_args_or_exit(spec, argc, argv);
+    sion::check_operands(args, 1, 1, "give a shell: sion completion bash|zsh|fish");
+    std::string script = sion::or_die(
+        sion::front_door::completion_script(args.operands()[0], sion::front_door::programs()));
     std::fputs(script.c_str(), stdout);
     return sion::finish_stdout(0);
 }
@@ -51,8 +58,10 @@ int main(int argc, char** argv) {
         return 0;
     }
     sion::Args args = sion::parse_args_or_exit(k_spec, argc, argv);
-    if (!args.operands().empty() && args.operands()[0] == "completion")
-        return completion(args.operands());
+    if (!args.operands().empty() && args.operands()[0] == "completion") {
+        int at = argc - static_cast<int>(args.operands().size());
+        return completion(argc - at, argv + at);
+    }
     auto dispatch = sion::front_door::route(args.operands());
     if (!dispatch)
         sion::die(dispatch.error());

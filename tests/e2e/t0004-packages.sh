@@ -109,11 +109,15 @@ for prog in "${programs[@]}"; do
         pages=$((pages + 1))
     done
     [ "$pages" -gt 0 ] && ok || fail "$prog has no man page in man/"
+    # Its shell completions, where bash-completion and fish look for the command's name.
+    expect_grep "^-rw-r--r-- root/root .* \./usr/share/bash-completion/completions/$prog\$" "$scratch/contents"
+    expect_grep "^-rw-r--r-- root/root .* \./usr/share/fish/vendor_completions\.d/$prog\.fish\$" "$scratch/contents"
 
     dpkg-deb -x "$deb" "$root" || fail "dpkg-deb -x $deb"
 done
 
-# The front door's package holds sion(1) and sion(7).
+# The front door's package holds zsh's completions for every program, sion(1) and sion(7).
+expect_grep '^#compdef sion sion-run ' "$root/usr/share/zsh/vendor-completions/_sion"
 for name in man1/sion.1 man7/sion.7; do
     gz="$root/usr/share/man/$name.gz"
     if [ ! -f "$gz" ]; then
