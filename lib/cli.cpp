@@ -37,6 +37,18 @@ const OptionSpec* find_short(const CommandSpec& spec, char c) {
     return nullptr;
 }
 
+// "add list remove" as its words.
+std::vector<std::string_view> words_of(std::string_view text) {
+    std::vector<std::string_view> out;
+    while (!text.empty()) {
+        size_t sp = std::min(text.find(' '), text.size());
+        if (sp > 0)
+            out.push_back(text.substr(0, sp));
+        text.remove_prefix(std::min(sp + 1, text.size()));
+    }
+    return out;
+}
+
 // Set by run_program() for `PROGRAM __complete`: the words after the command's name, the current
 // one last, and the program's known values. parse_args_or_exit() completes them and exits.
 struct Completing {
@@ -140,12 +152,8 @@ void print_completions(const char* values, std::string_view current, std::string
         if (known != nullptr)
             candidates = known(kind);
     } else {
-        while (!v.empty()) {
-            size_t sp = std::min(v.find(' '), v.size());
-            if (sp > 0)
-                candidates.emplace_back(v.substr(0, sp));
-            v.remove_prefix(std::min(sp + 1, v.size()));
-        }
+        for (std::string_view word : words_of(v))
+            candidates.emplace_back(word);
     }
     std::fputs("words\n", stdout);
     for (const std::string& candidate : candidates) {
@@ -419,12 +427,8 @@ int run_program(const Program& program, int argc, const char* const* argv) {
 }
 
 std::string_view pick_command(const Args& args, const CommandSpec& spec) {
-    std::vector<std::string_view> words; // into the spec's own text, which outlives the call
-    for (std::string_view v = spec.operands.at(0); !v.empty();) {
-        size_t sp = std::min(v.find(' '), v.size());
-        words.push_back(v.substr(0, sp));
-        v.remove_prefix(std::min(sp + 1, v.size()));
-    }
+    // Views into the spec's own text, which outlives the call.
+    std::vector<std::string_view> words = words_of(spec.operands.at(0));
     for (std::string_view w : words)
         if (!args.operands().empty() && args.operands()[0] == w)
             return w;

@@ -43,7 +43,9 @@ std::vector<std::string> known_names(std::string_view kind) {
         return {};
     if (kind == "credential") {
         auto store = secrets::Store::open(*home, false);
-        auto names = store ? store->names() : Result<std::vector<std::string>>(store.error());
+        if (!store)
+            return {};
+        auto names = store->names();
         return names ? *names : out;
     }
     std::string path = *home + "/sion.db";

@@ -19,11 +19,14 @@ std::string hooks_file_or_die(bool prepare) {
 }
 
 std::vector<std::string> known_hooks(std::string_view kind) {
-    std::vector<std::string> out;
     auto home = resolve_home();
-    auto hooks = kind == "hook" && home ? hooks::load_hooks(hooks::hooks_path(*home))
-                                        : Result<std::vector<hooks::Hook>>(Error{Exit::no, ""});
-    for (size_t i = 0; hooks && i < hooks->size(); ++i) {
+    if (kind != "hook" || !home)
+        return {};
+    auto hooks = hooks::load_hooks(hooks::hooks_path(*home));
+    if (!hooks)
+        return {};
+    std::vector<std::string> out;
+    for (size_t i = 0; i < hooks->size(); ++i) {
         const hooks::Hook& h = (*hooks)[i];
         out.push_back(std::to_string(i + 1) + "\t" + hooks::event_name(h.event) + " "
                       + (h.command.empty() ? "" : h.command[0]));

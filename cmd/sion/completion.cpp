@@ -4,7 +4,6 @@
 // own completion of files, directories or commands.
 #include "cmd/sion/completion.hpp"
 
-
 namespace sion::front_door {
 
 namespace {
@@ -12,7 +11,8 @@ namespace {
 // bash: COMP_WORDS splits at '=' and ':' (COMP_WORDBREAKS), so the words are joined again before
 // they are asked about, and what is offered loses what readline keeps, up to the word's last '='
 // or ':'. Loaded by bash-completion from /usr/share/bash-completion/completions, or sourced.
-constexpr std::string_view k_bash = R"(# bash completion for @PROGRAMS@: made by `sion completion bash` (sion(1)).
+constexpr std::string_view k_bash =
+    R"(# bash completion for @PROGRAMS@: made by `sion completion bash` (sion(1)).
 _sion_complete() {
     local line=${COMP_LINE:0:COMP_POINT} word glued i
     local -a words=() out=()
@@ -110,7 +110,8 @@ fi
 )";
 
 // fish: a file in vendor_completions.d for each program, or sourced.
-constexpr std::string_view k_fish = R"(# fish completion for @PROGRAMS@: made by `sion completion fish` (sion(1)).
+constexpr std::string_view k_fish =
+    R"(# fish completion for @PROGRAMS@: made by `sion completion fish` (sion(1)).
 function __sion_complete
     set -l words (commandline -opc)
     set -l current (commandline -ct)
@@ -144,10 +145,22 @@ end
 
 } // namespace
 
+CommandSpec completion_spec() {
+    return {
+        "sion completion",
+        "sion completion bash|zsh|fish",
+        "Print the shell's completion script for sion and its programs (sion(1), Shell\n"
+        "completion); the packages install it where each shell looks.",
+        {},
+        false,
+        {"bash zsh fish"},
+    };
+}
+
 Result<std::string> completion_script(std::string_view shell,
                                       const std::vector<std::string>& programs) {
-    std::string_view script = shell == "bash"  ? k_bash
-                              : shell == "zsh" ? k_zsh
+    std::string_view script = shell == "bash"   ? k_bash
+                              : shell == "zsh"  ? k_zsh
                               : shell == "fish" ? k_fish
                                                 : std::string_view();
     if (script.empty())

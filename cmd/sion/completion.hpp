@@ -5,6 +5,7 @@
 // made of.
 #pragma once
 
+#include "lib/cli.hpp"
 #include "lib/result.hpp"
 
 #include <string>
@@ -12,6 +13,9 @@
 #include <vector>
 
 namespace sion::front_door {
+
+// `sion completion SHELL`'s command line; its operand offers the shells.
+[[nodiscard]] CommandSpec completion_spec();
 
 // The script for `shell` that completes each of `programs`. Exit::usage for another shell:
 // "unknown shell 'tcsh': give bash, zsh or fish".

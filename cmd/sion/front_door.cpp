@@ -2,7 +2,7 @@
 // git's dashed commands for sion: a table of words and the programs they name.
 #include "cmd/sion/front_door.hpp"
 
-#include "lib/cli.hpp"
+#include "cmd/sion/completion.hpp"
 #include "lib/programs.hpp"
 
 #include <unistd.h>
@@ -131,18 +131,21 @@ Result<Dispatch> route(const std::vector<std::string>& operands) {
 std::optional<Dispatch> complete(const std::vector<std::string>& words) {
     std::string current = words.empty() ? "" : words.back();
     std::vector<std::string> before(words.begin(), words.end() - (words.empty() ? 0 : 1));
-    std::string offer;
-    if (before.empty() && current.starts_with("-"))
-        offer = "--help --version";
-    else if (before.empty())
-        offer = next_words({}) + "|completion|help";
-    else if (before.size() == 1 && before[0] == "completion")
-        offer = "bash zsh fish";
-    else if (before.size() == 1 && before[0] == "help")
-        for (const auto& r : routes())
-            if (r.missing == nullptr && offer.find(std::string(r.words.back())) == std::string::npos)
-                offer += std::string(offer.empty() ? "" : " ") + std::string(r.words.back());
-    if (!offer.empty() || before.empty() || before[0] == "completion" || before[0] == "help") {
+    // sion's own words: the first, the shells of `completion`, the programs `help` opens
+    if (before.empty() || before[0] == "completion" || before[0] == "help") {
+        std::string offer;
+        if (before.empty() && current.starts_with("-"))
+            offer = "--help --version";
+        else if (before.empty())
+            offer = next_words({}) + "|completion|help";
+        else if (before.size() == 1 && before[0] == "completion")
+            offer = completion_spec().operands.at(0);
+        else if (before.size() == 1)
+            for (const auto& r : routes())
+                if (r.missing == nullptr
+                    && (" " + offer + " ").find(" " + std::string(r.words.back()) + " ")
+                           == std::string::npos)
+                    offer += " " + std::string(r.words.back());
         std::replace(offer.begin(), offer.end(), '|', ' ');
         print_completions(offer.c_str(), current, "", nullptr);
         return std::nullopt;
@@ -164,7 +167,8 @@ std::optional<Dispatch> complete(const std::vector<std::string>& words) {
     Dispatch d{std::string(best->words.back()), best->program, {"__complete"}};
     for (const char* p : best->prefix)
         d.args.emplace_back(p);
-    d.args.insert(d.args.end(), before.begin() + static_cast<long>(best->words.size()), before.end());
+    d.args.insert(d.args.end(), before.begin() + static_cast<long>(best->words.size()),
+                  before.end());
     d.args.push_back(current);
     return d;
 }
@@ -180,8 +184,8 @@ std::vector<std::string> programs() {
 Result<std::string> locate(const Dispatch& dispatch) {
     auto path = find_program(dispatch.program);
     if (!path)
-        return make_error(Exit::not_found, "'%s' is not installed: %s not found", dispatch.word.c_str(),
-                          dispatch.program.c_str());
+        return make_error(Exit::not_found, "'%s' is not installed: %s not found",
+                          dispatch.word.c_str(), dispatch.program.c_str());
     return path;
 }
 
@@ -193,8 +197,8 @@ Error exec(const std::string& path, const Dispatch& dispatch) {
     argv.push_back(nullptr);
     ::execv(path.c_str(), argv.data());
     int err = errno;
-    return sys_error(err == ENOENT ? Exit::not_found : Exit::cannot_exec, err, "cannot execute '%s'",
-                     path.c_str());
+    return sys_error(err == ENOENT ? Exit::not_found : Exit::cannot_exec, err,
+                     "cannot execute '%s'", path.c_str());
 }
 
 } // namespace sion::front_door

@@ -24,16 +24,7 @@ const sion::CommandSpec k_spec{
 
 // `sion completion SHELL`: the script, on standard output.
 int completion(int argc, const char* const* argv) {
-    const sion::CommandSpec spec{
-        "sion completion",
-        "sion completion bash|zsh|fish",
-        "Print the shell's completion script for sion and its programs (sion(1), Shell\n"
-        "completion); the packages install it where each shell looks.",
-        {},
-        false,
-        {"bash zsh fish"},
-    };
-    sion::Args args = sion::parse_args_or_exit(spec, argc, argv);
+    sion::Args args = sion::parse_args_or_exit(sion::front_door::completion_spec(), argc, argv);
     sion::check_operands(args, 1, 1, "give a shell: sion completion bash|zsh|fish");
     std::string script = sion::or_die(
         sion::front_door::completion_script(args.operands()[0], sion::front_door::programs()));

@@ -430,7 +430,7 @@ open(log, "wb").write(seen.replace(b"\r\n", b"\n"))
 sys.exit(os.waitstatus_to_exitcode(status))
 PY
 # pty BRIDGE ANSWER... -- ARGS...: a run at a terminal; stdout is the terminal too, so the transcript
-# and the questions are in tty.log in the order they came.
+# and the questions are in tty.log in the order they came (without colour: t0313 tries that).
 pty() {
     local b=$1 answers=()
     shift
@@ -438,7 +438,7 @@ pty() {
     shift
     : >"$scratch/bridge.log"
     expect_exit 0 env SION_FAKE_MCP="$scratch/bridge/$b" python3 pty_lines.py tty.log "${answers[@]}" -- \
-        sion-run run coder "$short" --task 'Ask me.' --mcp notes --autonomy L3 "$@"
+        sion-run run coder "$short" --task 'Ask me.' --mcp notes --autonomy L3 --color never "$@"
 }
 model ask notes_ask notes_login notes_password notes_ask '{"text": "done"}'
 pty notes.json much-too-long release y EOF -- --model script:scripts/ask.json
