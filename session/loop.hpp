@@ -32,6 +32,8 @@ public:
             m_specs.push_back(t->spec());
             m_tools.push_back(t.get());
         }
+        m_search_tools.push_back(make_tools_search_tool(m_found));
+        m_search_tools.push_back(make_tools_call_tool());
         if (parts.mcp != nullptr)
             parts.mcp->set_asks({[this](JsonView params) { return elicit(params); },
                                  [this](JsonView params) { return sample(params); }});
@@ -76,8 +78,17 @@ private:
     // Before each model call: the servers' state now, their tools in place of the last turn's,
     // and the model told of them at the end of what it is sent (not stored, and not in the system
     // prompt, which stays the same from call to call for prompt caching). True when that note is
-    // the last of m_conversation, for the caller to take away.
+    // the last of m_conversation, for the caller to take away. Past 40 of the servers' tools, the
+    // model is shown tools_search, tools_call and the tools loaded instead (tools.hpp).
     bool refresh_mcp();
+
+    // The model's call, through the pipeline: a call of tools_call as a call of the tool it names
+    // (its policy, hooks, journal and transcript the tool's), answered as tools_call's; the tools
+    // its searches loaded kept with the session as {"role":"tools","loaded":[…]}.
+    Result<Json> model_call(const models::ToolCall& call);
+
+    // tool search's index of the servers' tools this turn, made again only when they changed.
+    void index_tools(const std::vector<std::pair<models::ToolSpec, Tool*>>& offered);
 
     // Input rounds (input_rounds.cpp): what a server asks of the person or of a model mid-call.
 
@@ -102,6 +113,10 @@ private:
     std::vector<Tool*> m_tools;                     // each spec's tool
     std::vector<std::unique_ptr<Tool>> m_mcp_tools; // the MCP servers' this turn
     std::map<std::string, std::string> m_mcp_down;  // the servers not connected this turn, why
+    FoundTools m_found;                             // tool search's, past 40 of the servers' tools
+    std::vector<std::unique_ptr<Tool>> m_search_tools; // tools_search and tools_call
+    std::string m_indexed;                          // the names m_found.index holds, '\n' after each
+    bool m_searching = false;                       // this turn's servers have more than 40 tools
     bool m_mcp_failed = false;                      // the bridge stopped answering, and was named
     std::map<std::string, std::unique_ptr<models::Model>> m_sampling_models; // named by servers
     std::vector<Json> m_conversation;

@@ -9,6 +9,11 @@ Result<Tool*> Loop::find_tool(std::string_view name) const {
     for (size_t i = 0; i < m_specs.size(); ++i)
         if (m_specs[i].name == name)
             return m_tools[i];
+    // Past 40, a server's tool not loaded is called as well: through tools_call, or by a name the
+    // model found before.
+    for (size_t i = 0; m_searching && i < m_found.tools.size(); ++i)
+        if (m_found.index.name(i) == name)
+            return const_cast<Tool*>(m_found.tools[i]);
     std::string line = "there is no tool named " + std::string(name);
     size_t cut = name.find('_');
     auto down = cut == std::string_view::npos ? m_mcp_down.end()
@@ -63,12 +68,35 @@ bool Loop::refresh_mcp() {
     m_mcp_down = std::move(turn.down);
     m_specs.resize(m_p.tools.size());
     m_tools.resize(m_p.tools.size());
+    m_searching = false;
+    std::vector<std::pair<models::ToolSpec, Tool*>> offered;
     for (const auto& tool : m_mcp_tools) {
         models::ToolSpec spec = tool->spec();
         if (find_tool(spec.name))
             continue; // the session's own tool of that name is the one the model has
-        m_specs.push_back(std::move(spec));
-        m_tools.push_back(tool.get());
+        offered.emplace_back(std::move(spec), tool.get());
+    }
+    if (offered.size() <= k_tool_search_past) {
+        for (auto& [spec, tool] : offered) {
+            m_specs.push_back(std::move(spec));
+            m_tools.push_back(tool);
+        }
+    } else {
+        index_tools(offered);
+        for (const auto& search : m_search_tools) {
+            m_specs.push_back(search->spec());
+            m_tools.push_back(search.get());
+        }
+        // The tools loaded, after the rest in the order they were found, so that loading more
+        // leaves the start of the list as it was.
+        for (const std::string& name : m_found.loaded)
+            for (auto& [spec, tool] : offered)
+                if (spec.name == name) {
+                    m_specs.push_back(
+                        {spec.name, spec.description, Json::copy_of(spec.input_schema.view())});
+                    m_tools.push_back(tool);
+                }
+        m_searching = true;
     }
     Json note = Json::object();
     note.set("role", "user");
@@ -76,6 +104,42 @@ bool Loop::refresh_mcp() {
     note.set("note", true);
     m_conversation.push_back(std::move(note));
     return true;
+}
+
+void Loop::index_tools(const std::vector<std::pair<models::ToolSpec, Tool*>>& offered) {
+    std::string names;
+    for (const auto& [spec, tool] : offered)
+        names += spec.name + "\n";
+    m_found.tools.clear();
+    for (const auto& [spec, tool] : offered)
+        m_found.tools.push_back(tool);
+    if (names == m_indexed)
+        return; // the same tools as the last turn's, in new objects
+    m_found.index = ToolIndex();
+    for (const auto& [spec, tool] : offered)
+        m_found.index.add(spec.name, spec.description, spec.input_schema.view());
+    m_indexed = std::move(names);
+}
+
+Result<Json> Loop::model_call(const models::ToolCall& call) {
+    JsonView name = call.input.view().get("name");
+    JsonView arguments = call.input.view().get("arguments");
+    bool through = m_searching && call.tool == "tools_call" && name.is_string()
+                   && arguments.is_object() && *name.as_string() != "tools_call"
+                   && *name.as_string() != "tools_search";
+    Result<Json> result = through ? m_calls.model_call({call.id, std::string(*name.as_string()),
+                                                        Json::copy_of(arguments)})
+                                  : m_calls.model_call(call);
+    if (result && through)
+        result->set("tool", "tools_call"); // as the model called it: Gemini pairs them by name
+    if (m_found.changed) {
+        m_found.changed = false;
+        Json kept = Json::object();
+        kept.set("role", "tools");
+        kept.set("loaded", Json::strings(m_found.loaded));
+        SION_CHECK(append_message(*m_p.db, m_p.row.id, kept));
+    }
+    return result;
 }
 
 } // namespace sion::session

@@ -4,6 +4,7 @@
 #include "session/loop.hpp"
 
 #include <algorithm>
+#include <map>
 
 namespace sion::session {
 
@@ -18,7 +19,9 @@ Result<Ending> Loop::run() {
             m_p.instructions = instructions_of(m.view());
             kept = true;
         }
-        return role == "mcp" || role == "instructions";
+        if (role == "tools") // the tools its searches loaded, the latest last
+            m_found.loaded = m.view().strings("loaded").value_or(std::vector<std::string>{});
+        return role == "mcp" || role == "instructions" || role == "tools";
     });
     for (const Json& m : m_conversation)
         for (JsonView c : m.get("calls"))
@@ -69,7 +72,7 @@ Result<Ending> Loop::run() {
         if (answer->calls.empty())
             return finish("done", "");
         for (auto& call : answer->calls) {
-            SION_TRY(Json result, m_calls.model_call(call));
+            SION_TRY(Json result, model_call(call));
             m_conversation.push_back(std::move(result));
         }
     }
@@ -108,6 +111,13 @@ Status close_interrupted_calls(Db& db, const SessionRow& row) {
     SION_TRY(auto calls, load_calls(db, row.id));
     Journal journal(db);
     SION_TRY(auto entries, journal.entries(row.id));
+    SION_TRY(auto before, load_messages(db, row.id));
+    // The tool each call was asked of by the model: tools_call for the tool it named.
+    std::map<std::string, std::string> asked;
+    for (const Json& m : before)
+        for (JsonView c : m.get("calls"))
+            if (auto id = c.string("id"))
+                asked[std::string(*id)] = c.string_or("tool", "").value_or("");
     for (auto& call : calls) {
         if (call.state != "running")
             continue;
@@ -118,8 +128,10 @@ Status close_interrupted_calls(Db& db, const SessionRow& row) {
                 SION_CHECK(journal.mark_uncertain(e.id, why));
         call.state = "interrupted";
         call.result = why + ": it may have taken effect";
-        SION_CHECK(finish_call(db, row.id, call,
-                               call.parent.empty() ? tool_message(call).view() : JsonView()));
+        Json answer = tool_message(call);
+        if (auto it = asked.find(call.call_id); it != asked.end() && it->second != call.tool)
+            answer.set("tool", std::string_view(it->second));
+        SION_CHECK(finish_call(db, row.id, call, call.parent.empty() ? answer.view() : JsonView()));
     }
     // Calls the model asked for that the session never started: answered as not made.
     SION_TRY(auto messages, load_messages(db, row.id));

@@ -4,6 +4,7 @@
 // and then runs it.
 #pragma once
 
+#include "session/ranking.hpp"
 #include "session/sandbox_client.hpp"
 #include "lib/confined.hpp"
 #include "lib/json.hpp"
@@ -100,6 +101,27 @@ struct ToolOptions {
 [[nodiscard]] std::unique_ptr<Tool> make_diagnostics_tool(bool network);
 [[nodiscard]] std::unique_ptr<Tool> make_run_tests_tool(bool network);
 [[nodiscard]] std::unique_ptr<Tool> make_run_code_tool(std::vector<std::string> sandbox_options);
+
+// Tool search (seed 001, "What a model is sent"; tool_tools.cpp): past 40 tools of the MCP
+// servers, the model is shown its own tools, tools_search and tools_call, and the tools its
+// searches loaded, not all of the servers'.
+constexpr size_t k_tool_search_past = 40;
+constexpr size_t k_tools_loaded = 24; // the tools found last that stay loaded
+constexpr size_t k_found_default = 5;
+constexpr size_t k_found_most = 10;
+
+// What tools_search searches and loads, kept by the session loop.
+struct FoundTools {
+    ToolIndex index;                   // the servers' tools this turn
+    std::vector<const Tool*> tools;    // each, by the index's numbers
+    std::vector<std::string> loaded;   // the names found last, the oldest first, at most 24
+    bool changed = false;              // loaded changed since the loop last kept it
+};
+
+[[nodiscard]] std::unique_ptr<Tool> make_tools_search_tool(FoundTools& found);
+// tools_call: the session loop makes a call of it as a call of the tool it names; this tool
+// only answers a call that names none ("tools_call needs 'name', …").
+[[nodiscard]] std::unique_ptr<Tool> make_tools_call_tool();
 
 // What a session has of its MCP servers for a turn (tool_mcp.cpp): the tools they offer now, called
 // through `client`, and what the model is told of them (servers_paragraph()). When the bridge does
