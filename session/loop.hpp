@@ -115,7 +115,7 @@ private:
     std::map<std::string, std::string> m_mcp_down;  // the servers not connected this turn, why
     FoundTools m_found;                             // tool search's, past 40 of the servers' tools
     std::vector<std::unique_ptr<Tool>> m_search_tools; // tools_search and tools_call
-    std::string m_indexed;                          // the names m_found.index holds, '\n' after each
+    std::string m_indexed; // the names and descriptions m_found.index holds, a line each
     bool m_searching = false;                       // this turn's servers have more than 40 tools
     bool m_mcp_failed = false;                      // the bridge stopped answering, and was named
     std::map<std::string, std::unique_ptr<models::Model>> m_sampling_models; // named by servers

@@ -107,9 +107,9 @@ bool Loop::refresh_mcp() {
 }
 
 void Loop::index_tools(const std::vector<std::pair<models::ToolSpec, Tool*>>& offered) {
-    std::string names;
+    std::string names; // and descriptions, which a review may change
     for (const auto& [spec, tool] : offered)
-        names += spec.name + "\n";
+        names += spec.name + "\t" + spec.description + "\n";
     m_found.tools.clear();
     for (const auto& [spec, tool] : offered)
         m_found.tools.push_back(tool);
