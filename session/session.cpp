@@ -13,6 +13,7 @@ Result<Ending> Loop::run() {
     // The instructions the session began with are its system prompt's; the lines about MCP
     // servers a run showed are kept for `show`. Neither is the conversation.
     bool kept = false;
+    std::optional<std::string> began; // the system prompt the session began with
     std::erase_if(m_conversation, [&](const Json& m) {
         std::string_view role = m.view().string_or("role", "").value_or("");
         if (role == "instructions") {
@@ -21,7 +22,9 @@ Result<Ending> Loop::run() {
         }
         if (role == "tools") // the tools its searches loaded, the latest last
             m_found.loaded = m.view().strings("loaded").value_or(std::vector<std::string>{});
-        return role == "mcp" || role == "instructions" || role == "tools";
+        if (role == "system")
+            began = std::string(m.view().string_or("text", "").value_or(""));
+        return role == "mcp" || role == "instructions" || role == "tools" || role == "system";
     });
     for (const Json& m : m_conversation)
         for (JsonView c : m.get("calls"))
@@ -33,6 +36,22 @@ Result<Ending> Loop::run() {
         m_p.out->notice(instructions_line(m_p.instructions));
     }
     SION_CHECK(start_mcp());
+    // The system prompt stays as the session began (seed 001, "What a model is sent"), so that a
+    // provider's cache of the start holds across its runs; a run whose settings would change it
+    // says what they are now in a note before the person's message.
+    std::string system = system_prompt(m_p);
+    if (!began) {
+        Json kept_prompt = Json::object();
+        kept_prompt.set("role", "system");
+        kept_prompt.set("text", std::string_view(system));
+        SION_CHECK(append_message(*m_p.db, m_p.row.id, kept_prompt));
+    } else if (*began != system) {
+        system = *began;
+        Json note = settings_note(m_p);
+        SION_CHECK(append_message(*m_p.db, m_p.row.id, note));
+        m_p.out->notice(k_settings_changed);
+        m_conversation.push_back(std::move(note));
+    }
     // What run-start hooks print is added to the person's message, marked as theirs.
     std::string said = m_p.task;
     Json start = Json::object();
@@ -47,7 +66,6 @@ Result<Ending> Loop::run() {
         task.set("images", std::move(m_p.pictures));
     SION_CHECK(append_message(*m_p.db, m_p.row.id, task));
     m_conversation.push_back(std::move(task));
-    std::string system = system_prompt(m_p);
     while (true) {
         bool noted = refresh_mcp();
         models::Request request{system, m_specs, m_conversation};
@@ -155,7 +173,21 @@ Status close_interrupted_calls(Db& db, const SessionRow& row) {
     return {};
 }
 
+Json settings_note(const SessionParts& parts) {
+    Json note = Json::object();
+    note.set("role", "user");
+    note.set("text", "The runtime's note: this run's settings are not those the session began "
+                     "with, which the system prompt gives. Now: "
+                         + settings_prompt(parts));
+    note.set("note", true);
+    return note;
+}
+
 std::string system_prompt(const SessionParts& parts) {
+    return settings_prompt(parts) + instructions_prompt(parts.instructions);
+}
+
+std::string settings_prompt(const SessionParts& parts) {
     std::string s =
         format("You are agent %.8s of sion, working for a person on the task they give you. "
                "You act only through your tools; each call passes the session's policy "
@@ -170,7 +202,7 @@ std::string system_prompt(const SessionParts& parts) {
         s += " Tools named <server>_<tool> are an MCP server's; each turn ends with a note of the "
              "servers you have then.";
     s += " When the task is done, say so briefly, without a tool call.";
-    return s + instructions_prompt(parts.instructions);
+    return s;
 }
 
 } // namespace sion::session

@@ -53,8 +53,21 @@ struct SessionParts {
 // "interrupted" and answered, for the model, as such; journaled ones become uncertain.
 [[nodiscard]] Status close_interrupted_calls(Db& db, const SessionRow& row);
 
-// The system prompt of a session: who it is and what it has, then the AGENTS.md files it began
-// with (instructions_prompt()).
+// The system prompt of a session: who it is and what it has (settings_prompt()), then the
+// AGENTS.md files it began with (instructions_prompt()). A session keeps the one it began with
+// as {"role":"system","text"} and is sent that one at every run.
 [[nodiscard]] std::string system_prompt(const SessionParts& parts);
+
+// Who the session is and what it has: its agent, autonomy, workspace, shell and MCP servers.
+[[nodiscard]] std::string settings_prompt(const SessionParts& parts);
+
+// What a run whose settings_prompt() is not the one the session began with tells the model, as a
+// note before the person's message: "The runtime's note: this run's settings are not those the
+// session began with, which the system prompt gives. Now: …". Kept with the session.
+[[nodiscard]] Json settings_note(const SessionParts& parts);
+
+// The transcript's line for that note, at the run and in `show`.
+inline constexpr const char* k_settings_changed =
+    "this run's settings are not those the session began with: the model is told them in a note";
 
 } // namespace sion::session

@@ -2,6 +2,7 @@
 // sion-run sessions and show: what the stored sessions did.
 #include "cmd/sion-run/commands.hpp"
 #include "session/instructions.hpp"
+#include "session/session.hpp"
 #include "session/store.hpp"
 #include "session/shown.hpp"
 #include "session/transcript.hpp"
@@ -157,6 +158,10 @@ int show_command(int argc, const char* const* argv) {
         }
         if (role == "instructions") {
             out->notice(instructions_line(instructions_of(m.view())));
+            continue;
+        }
+        if (role == "user" && m.view().get("note").as_bool().value_or(false)) {
+            out->notice(k_settings_changed);
             continue;
         }
         if (role == "user") {
