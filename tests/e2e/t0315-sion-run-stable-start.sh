@@ -4,8 +4,9 @@
 # as the one before did, up to its last turn, across the runs that continue it, for a provider's
 # cache; the system prompt is the one the session began with, kept with it, and a run whose
 # settings differ (another autonomy) tells the model in a note before the person's message rather
-# than changing the start; `sion agent show` shows where. Requests are the Anthropic stand-in's
-# (tests/models/anthropic_server.py), which checks each one.
+# than changing the start; `sion agent show` shows where. Against the stand-ins of Anthropic's
+# Messages, OpenAI's Chat Completions and Responses and Gemini (tests/models/), which check each
+# request.
 . "$(dirname "$0")/lib.sh"
 . "$SION_SOURCE_DIR/tests/models/standin.sh"
 
@@ -43,5 +44,43 @@ expect_query "$a_log" '[b["text"] for b in r[3]["body"]["messages"][-1]["content
 expect_exit 0 sion agent show "$sid"
 expect_grep '^this run.s settings are not those the session began with: the model is told them in a note$' "$scratch/out"
 expect_grep '^you: Are you there\?$' "$scratch/out"
+
+
+# The same three runs against the other providers' stand-ins: one system prompt where each API
+# takes it, and every request starting as the one before did.
+# across NAME SERVER SCRIPT MODEL SYSTEM VAR=VALUE... [-- STAND-IN ARGS...]: the runs with MODEL at
+# the stand-in SERVER playing SCRIPT, its URL for @URL@ in the VALUEs; SYSTEM a Python expression
+# of a request `e` giving the system prompt as that API takes it.
+across() {
+    local name=$1 server=$2 script=$3 model=$4 system=$5 url log id env=() args=()
+    shift 5
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do env+=("$1") && shift; done
+    [ $# -gt 0 ] && shift && args=("$@")
+    start_standin "$name" "$server" "$script" "${args[@]}"
+    eval "url=\$${name}_url log=\$${name}_log"
+    env=("${env[@]//@URL@/$url}")
+    expect_exit 0 env "${env[@]}" timeout 60 setsid -w sion agent run coder "$agent" --model "$model" \
+        --workspace work --task 'Write a.txt' --autonomy L3 </dev/null
+    id=$(session_id)
+    for level in L4 L3; do
+        expect_exit 0 env "${env[@]}" timeout 60 setsid -w sion agent run coder "$agent" --model "$model" \
+            --workspace work --session "$id" --task 'There?' --autonomy "$level" </dev/null
+    done
+    # What a stand-in refused: its violations, or Gemini's verdict.
+    expect_query "$log" '[x for e in r for x in e.get("violations", [])] + [e["verdict"] for e in r if e.get("verdict", "answered") != "answered"]' '[]'
+    expect_query "$log" '[e["kept_start"] for e in r]' '[null, true, true, true]'
+    expect_query "$log" "len({json.dumps($system) for e in r})" '1'
+}
+across o openai_server script.json openai:gpt-5 'e["body"]["messages"][0]' OPENAI_API_KEY=sk-openai-0001 OPENAI_BASE_URL=@URL@/v1
+across p responses_server script.json openai-responses:gpt-5 'e["body"]["instructions"]' OPENAI_API_KEY=sk-openai-0001 \
+    OPENAI_BASE_URL=@URL@/v1
+cat >gemini.json <<'JSON'
+{"turns": [
+  {"parts": [{"functionCall": {"name": "write_file", "args": {"path": "a.txt", "content": "a"}}, "thoughtSignature": "c2lnLTE="}]},
+  {"parts": [{"text": "Wrote a.txt."}]}, {"parts": [{"text": "Still here."}]}, {"parts": [{"text": "And again."}]}
+]}
+JSON
+across g gemini_server gemini.json gemini:gemini-3-pro 'e["body"]["systemInstruction"]' GEMINI_API_KEY=AIza-test-0001 \
+    GEMINI_BASE_URL=@URL@ -- --model gemini-3-pro --api-key AIza-test-0001
 
 done_testing
