@@ -41,6 +41,8 @@ for prog in sion-run sion-mcp sion-hooks sion-sandbox; do
         [ "$offered" = "$listed" ] && ok || fail "$prog $command: __complete offers '$offered', --help lists '$listed'"
     done
 done
+# Asking every command made nothing: no command acted before its parse completed and exited.
+[ ! -e "$SION_HOME" ] && ok || fail "__complete made \$SION_HOME: a command acted before parsing"
 expect_exit 0 sion __complete '' && expect_out "$(printf 'words\nagent\nsandbox\nsetup\ncompletion\nhelp')"
 expect_exit 0 sion __complete agent mcp r &&
     expect_out "$(printf 'words\nreview\nremove\nresources')"
