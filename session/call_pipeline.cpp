@@ -75,7 +75,8 @@ std::optional<std::string> CallPipeline::ask_person(const CallRow& row) {
     return std::nullopt;
 }
 
-Result<Json> CallPipeline::model_call(const models::ToolCall& call) {
+Result<Json> CallPipeline::model_call(const models::ToolCall& call, std::string_view asked_as) {
+    m_asked_as = asked_as;
     CallRow row;
     row.call_id = call.id;
     row.tool = call.tool;
@@ -210,6 +211,8 @@ Result<Json> CallPipeline::refuse(CallRow& row, std::string why) {
 
 Result<Json> CallPipeline::finish(CallRow& row) {
     Json message = row.parent.empty() ? tool_message(row) : Json::null();
+    if (row.parent.empty() && !m_asked_as.empty())
+        message.set("tool", std::string_view(m_asked_as)); // as the model's request named it
     SION_CHECK(finish_call(*m_p.db, m_p.session->id, row,
                            row.parent.empty() ? message.view() : JsonView()));
     if (row.tainted)

@@ -53,8 +53,10 @@ public:
     ~CallPipeline();
 
     // Makes the model's call and records it; returns its result as the conversation holds it. An
-    // Error only when the store fails.
-    [[nodiscard]] Result<Json> model_call(const models::ToolCall& call);
+    // Error only when the store fails. `asked_as`: the tool the model's request named, when that is
+    // not the tool run (tools_call for the tool it names), for the result in the conversation.
+    [[nodiscard]] Result<Json> model_call(const models::ToolCall& call,
+                                          std::string_view asked_as = {});
 
     // A call a program makes from run_code, during the model's call that runs it: made as the
     // model's would be when it only reads and runs without anyone, refused otherwise ("…: a
@@ -93,6 +95,7 @@ private:
     CallParts m_p;
     Journal m_journal;
     std::string m_under_way;
+    std::string m_asked_as;  // the model's name for the call under way, when not its tool's
     int m_program_calls = 0; // those of the program of the call under way
     std::optional<Error> m_store_failure;
     int m_finished = 0;

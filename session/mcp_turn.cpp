@@ -127,11 +127,11 @@ Result<Json> Loop::model_call(const models::ToolCall& call) {
     bool through = m_searching && call.tool == "tools_call" && name.is_string()
                    && arguments.is_object() && *name.as_string() != "tools_call"
                    && *name.as_string() != "tools_search";
+    // The result is answered as tools_call's, kept so too: Gemini pairs results with calls by name.
     Result<Json> result = through ? m_calls.model_call({call.id, std::string(*name.as_string()),
-                                                        Json::copy_of(arguments)})
+                                                        Json::copy_of(arguments)},
+                                                       "tools_call")
                                   : m_calls.model_call(call);
-    if (result && through)
-        result->set("tool", "tools_call"); // as the model called it: Gemini pairs them by name
     if (m_found.changed) {
         m_found.changed = false;
         Json kept = Json::object();

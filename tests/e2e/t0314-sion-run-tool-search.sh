@@ -82,6 +82,10 @@ expect_out_db() { sqlite3 "$SION_HOME/sion.db" "$1" >"$scratch/db" && expect_tex
 expect_out_db "SELECT tool FROM calls WHERE session = '$sid' ORDER BY rowid" 'tools_search
 gh_create_pull_request
 pw_browser_take_screenshot'
+# The results are kept as the model's request named their calls: tools_call's as tools_call's.
+expect_out_db "SELECT json_extract(content, '\$.tool') FROM messages WHERE session = '$sid' AND json_extract(content, '\$.role') = 'tool' ORDER BY seq" 'tools_search
+gh_create_pull_request
+tools_call'
 expect_out_db "SELECT json_extract(content, '\$.loaded') FROM messages WHERE session = '$sid' AND json_extract(content, '\$.role') = 'tools'" \
     '["gh_create_pull_request","gh_create_pull_request_review","gh_get_pull_request","gh_get_pull_request_reviews","gh_get_pull_request_comments"]'
 
