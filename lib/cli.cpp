@@ -53,7 +53,7 @@ std::vector<std::string_view> words_of(std::string_view text) {
 // one last, and the program's known values. parse_args_or_exit() completes them and exits.
 struct Completing {
     std::vector<std::string> words;
-    std::vector<std::string> (*known)(std::string_view kind);
+    KnownValues known;
 };
 
 std::optional<Completing>& completing() {
@@ -81,7 +81,7 @@ void complete_options(const CommandSpec& spec, std::string_view current) {
 void complete_words(const CommandSpec& spec, const Completing& c) {
     const std::vector<std::string>& w = c.words;
     std::string_view current = w.empty() ? std::string_view() : std::string_view(w.back());
-    size_t operands = 0;
+    std::vector<std::string> given; // the operands before the current word
     bool ended = false;                // after "--", or past the operand a stop_at_operand stops at
     const OptionSpec* pending = nullptr; // an option whose value the current word may be
     for (size_t i = 0; i + 1 < w.size(); ++i) {
@@ -107,33 +107,33 @@ void complete_words(const CommandSpec& spec, const Completing& c) {
                 }
             }
         } else {
-            ++operands;
+            given.emplace_back(a);
             ended = ended || spec.stop_at_operand;
         }
     }
     if (pending != nullptr
         && (pending->optional_prefix == nullptr || current.starts_with(pending->optional_prefix)))
-        return print_completions(pending->values, current, "", c.known);
+        return print_completions(pending->values, current, "", c.known, given);
     if (!ended && current.starts_with("--") && current.find('=') != std::string_view::npos) {
         size_t eq = current.find('=');
         const OptionSpec* o = find_long(spec, current.substr(2, eq - 2));
         return print_completions(o != nullptr ? o->values : nullptr, current.substr(eq + 1),
-                                 current.substr(0, eq + 1), c.known);
+                                 current.substr(0, eq + 1), c.known, given);
     }
     if (!ended && current.starts_with("-"))
         return complete_options(spec, current);
     const char* values = nullptr;
-    if (operands < spec.operands.size())
-        values = spec.operands[operands];
+    if (given.size() < spec.operands.size())
+        values = spec.operands[given.size()];
     else if (!spec.operands.empty() && std::string_view(spec.operands.back()).ends_with("..."))
         values = spec.operands.back();
-    print_completions(values, current, "", c.known);
+    print_completions(values, current, "", c.known, given);
 }
 
 } // namespace
 
 void print_completions(const char* values, std::string_view current, std::string_view lead,
-                       std::vector<std::string> (*known)(std::string_view kind)) {
+                       KnownValues known, const std::vector<std::string>& operands) {
     std::string_view v = values != nullptr ? values : "";
     if (v.ends_with("..."))
         v.remove_suffix(3);
@@ -150,7 +150,7 @@ void print_completions(const char* values, std::string_view current, std::string
                 return;
             }
         if (known != nullptr)
-            candidates = known(kind);
+            candidates = known(kind, operands);
     } else {
         for (std::string_view word : words_of(v))
             candidates.emplace_back(word);

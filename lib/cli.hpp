@@ -17,6 +17,12 @@
 
 namespace sion {
 
+// What a program knows of a kind of value ("agent" for ":agent"), for shell completions: each a
+// line "value" or "value<TAB>description". `operands` are the command's operands before the word
+// being completed, which may narrow it (the agents of the profile `run PROFILE AGENT` names).
+using KnownValues = std::vector<std::string> (*)(std::string_view kind,
+                                                 const std::vector<std::string>& operands);
+
 struct OptionSpec {
     const char* name;            // long name without the dashes: "workspace"
     char short_name = 0;         // 0 for none
@@ -110,9 +116,8 @@ struct Program {
     // Refuse arguments that are not UTF-8 (check_utf8_arguments()): every program that keeps
     // what it is given as JSON text. Not sion-sandbox, whose command's arguments are bytes.
     bool utf8_arguments = true;
-    // The values of a kind the program knows ("agent" for ":agent"), for shell completions, each
-    // a line "value" or "value<TAB>description"; nullptr when it knows none.
-    std::vector<std::string> (*values)(std::string_view kind) = nullptr;
+    // The values of the kinds the program knows; nullptr when it knows none.
+    KnownValues values = nullptr;
 };
 
 // A program's main: guards the standard descriptors, names the program in messages, checks the
@@ -131,9 +136,10 @@ struct Program {
 // "words", or "files", "directories" or "commands" for the shell to find, followed by a tab and
 // what the current word keeps before them ("--workspace=") when there is that; then for words,
 // one candidate a line, "candidate" or "candidate<TAB>description". `values` is as
-// OptionSpec::values; `lead` goes before each candidate, which must begin with `current`.
+// OptionSpec::values; `lead` goes before each candidate, which must begin with `current`;
+// `known` and `operands` as for KnownValues.
 void print_completions(const char* values, std::string_view current, std::string_view lead,
-                       std::vector<std::string> (*known)(std::string_view kind));
+                       KnownValues known, const std::vector<std::string>& operands = {});
 
 // For a command with commands of its own (`sion-run credential add|list|remove`): the one of the
 // words its spec's first operand offers ({"add list remove", …}) its first operand is, or a usage

@@ -31,7 +31,8 @@ Result<Stmt> names_of(Db& db, std::string_view kind) {
 
 } // namespace
 
-std::vector<std::string> known_names(std::string_view kind) {
+std::vector<std::string> known_names(std::string_view kind,
+                                     const std::vector<std::string>& operands) {
     std::vector<std::string> out;
     if (kind == "provider") {
         for (std::string_view name : models::provider_names())
@@ -55,6 +56,10 @@ std::vector<std::string> known_names(std::string_view kind) {
     if (!db)
         return {};
     auto stmt = names_of(*db, kind);
+    // `run PROFILE AGENT`: the agents of PROFILE, when the operand before names a profile.
+    std::string of_profile =
+        kind == "agent" && !operands.empty() ? "profile " + operands.back() : "";
+    std::vector<std::string> narrowed;
     while (stmt) {
         auto row = stmt->step();
         if (!row || !*row)
@@ -62,8 +67,10 @@ std::vector<std::string> known_names(std::string_view kind) {
         std::string name = stmt->column_text(0);
         std::string about = stmt->column_text(1);
         out.push_back(about.empty() ? name : name + "\t" + about);
+        if (!of_profile.empty() && about == of_profile)
+            narrowed.push_back(out.back());
     }
-    return out;
+    return narrowed.empty() ? out : narrowed;
 }
 
 } // namespace sion

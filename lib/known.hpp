@@ -11,14 +11,16 @@
 
 namespace sion {
 
-// The names of `kind`, each "name" or "name<TAB>description":
-//   "agent"       the first 8 digits of each id, with its profile ("d85ed254\tprofile coder")
+// The names of `kind`, each "name" or "name<TAB>description" (lib/cli.hpp's KnownValues):
+//   "agent"       the first 8 digits of each id, with its profile ("d85ed254\tprofile coder"):
+//                 the agents of the profile the operand before names, when one does
 //   "session"     the 100 latest sessions' ids, with their state and agent
 //   "profile"     the profiles' names
 //   "mcp-server"  the MCP servers' names on the shelf
 //   "credential"  the names of the credentials kept sealed
 //   "provider"    the model providers, each with its colon ("anthropic:")
 // Nothing for another kind.
-[[nodiscard]] std::vector<std::string> known_names(std::string_view kind);
+[[nodiscard]] std::vector<std::string> known_names(std::string_view kind,
+                                                   const std::vector<std::string>& operands);
 
 } // namespace sion

@@ -20,6 +20,7 @@ namespace sion::hooks_cmd {
 [[nodiscard]] std::string hooks_file_or_die(bool prepare);
 
 // What completions offer for a "hook": each hook's number, its event and command's first word.
-[[nodiscard]] std::vector<std::string> known_hooks(std::string_view kind);
+[[nodiscard]] std::vector<std::string> known_hooks(std::string_view kind,
+                                                   const std::vector<std::string>& operands);
 
 } // namespace sion::hooks_cmd

@@ -18,7 +18,7 @@ std::string hooks_file_or_die(bool prepare) {
     return hooks::hooks_path(home);
 }
 
-std::vector<std::string> known_hooks(std::string_view kind) {
+std::vector<std::string> known_hooks(std::string_view kind, const std::vector<std::string>&) {
     auto home = resolve_home();
     if (kind != "hook" || !home)
         return {};

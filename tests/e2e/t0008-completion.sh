@@ -72,8 +72,14 @@ session=$(sqlite3 "$SION_HOME/sion.db" 'SELECT id FROM sessions')
 sqlite3 "$SION_HOME/sion.db" "INSERT INTO mcp_servers (name, config, created) VALUES ('notes', '{}', 0)"
 expect_exit 0 sion-hooks add --event run-end -- /bin/true
 printf 'sk-1\n' | sion-run credential add MY_API_KEY >/dev/null 2>&1 && ok || fail "credential add"
-expect_exit 0 sion __complete agent run '' && expect_out "$(printf 'words\ncoder')"
+expect_exit 0 sion-run create lead
+lead=$(cat "$scratch/out")
+expect_exit 0 sion __complete agent run '' && expect_out "$(printf 'words\ncoder\nlead')"
+# The agents of the profile named before them; every agent where none is.
 expect_exit 0 sion __complete agent run coder '' && expect_out "$(printf 'words\n%s\tprofile coder' "${agent:0:8}")"
+expect_exit 0 sion __complete agent run lead '' && expect_out "$(printf 'words\n%s\tprofile lead' "${lead:0:8}")"
+expect_exit 0 sion __complete agent sessions '' &&
+    expect_out "$(printf 'words\n%s\tprofile coder\n%s\tprofile lead' "${agent:0:8}" "${lead:0:8}")"
 expect_exit 0 sion __complete agent show "${session:0:4}" &&
     expect_out "$(printf 'words\n%s\tdone, agent %s' "$session" "${agent:0:8}")"
 expect_exit 0 sion __complete agent run --mcp n && expect_out "$(printf 'words\nnotes')"
