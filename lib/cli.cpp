@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
+#include <utility>
 
 namespace sion {
 
@@ -140,11 +142,11 @@ void print_completions(const char* values, std::string_view current, std::string
     std::vector<std::string> candidates;
     if (v.starts_with(":")) {
         std::string_view kind = v.substr(1);
-        for (const char* shells : {"file", "directory", "command"})
-            if (kind == shells) {
-                const char* line = kind == "file"        ? "files"
-                                   : kind == "directory" ? "directories"
-                                                         : "commands";
+        // The kinds the shell finds itself, and the first line that tells it so.
+        constexpr std::pair<std::string_view, const char*> k_shells[] = {
+            {"file", "files"}, {"directory", "directories"}, {"command", "commands"}};
+        for (const auto& [shell_kind, line] : k_shells)
+            if (kind == shell_kind) {
                 std::printf("%s%s%.*s\n", line, lead.empty() ? "" : "\t",
                             static_cast<int>(lead.size()), lead.data());
                 return;

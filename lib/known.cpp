@@ -47,7 +47,7 @@ std::vector<std::string> known_names(std::string_view kind,
         if (!store)
             return {};
         auto names = store->names();
-        return names ? *names : out;
+        return names ? std::move(*names) : std::vector<std::string>{};
     }
     std::string path = *home + "/sion.db";
     if (::access(path.c_str(), R_OK) != 0)

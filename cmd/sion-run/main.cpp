@@ -12,7 +12,6 @@ namespace sion::run_cmd {
 [[nodiscard]] int setup_command(int argc, const char* const* argv);
 // chatgpt_commands.cpp
 [[nodiscard]] int chatgpt_command(int argc, const char* const* argv);
-
 } // namespace sion::run_cmd
 
 int main(int argc, char** argv) {

@@ -11,6 +11,7 @@
 #include "lib/home.hpp"
 #include "lib/listing.hpp"
 #include "lib/log.hpp"
+#include "lib/models/model.hpp"
 #include "lib/text.hpp"
 
 #include <unistd.h>
@@ -160,7 +161,7 @@ int show_command(int argc, const char* const* argv) {
             out->notice(instructions_line(instructions_of(m.view())));
             continue;
         }
-        if (role == "user" && m.view().get("note").as_bool().value_or(false)) {
+        if (models::is_note(m.view())) {
             out->notice(k_settings_changed);
             continue;
         }

@@ -140,11 +140,9 @@ std::optional<Dispatch> complete(const std::vector<std::string>& words) {
             offer = next_words({}) + "|completion|help";
         else if (before.size() == 1 && before[0] == "completion")
             offer = completion_spec().operands.at(0);
-        else if (before.size() == 1)
+        else if (before.size() == 1) // what help() opens: each row by its last word
             for (const auto& r : routes())
-                if (r.missing == nullptr
-                    && (" " + offer + " ").find(" " + std::string(r.words.back()) + " ")
-                           == std::string::npos)
+                if (r.missing == nullptr)
                     offer += " " + std::string(r.words.back());
         std::replace(offer.begin(), offer.end(), '|', ' ');
         print_completions(offer.c_str(), current, "", nullptr);
@@ -184,8 +182,8 @@ std::vector<std::string> programs() {
 Result<std::string> locate(const Dispatch& dispatch) {
     auto path = find_program(dispatch.program);
     if (!path)
-        return make_error(Exit::not_found, "'%s' is not installed: %s not found",
-                          dispatch.word.c_str(), dispatch.program.c_str());
+        return make_error(Exit::not_found, "'%s' is not installed: %s not found", dispatch.word.c_str(),
+                          dispatch.program.c_str());
     return path;
 }
 
@@ -197,8 +195,8 @@ Error exec(const std::string& path, const Dispatch& dispatch) {
     argv.push_back(nullptr);
     ::execv(path.c_str(), argv.data());
     int err = errno;
-    return sys_error(err == ENOENT ? Exit::not_found : Exit::cannot_exec, err,
-                     "cannot execute '%s'", path.c_str());
+    return sys_error(err == ENOENT ? Exit::not_found : Exit::cannot_exec, err, "cannot execute '%s'",
+                     path.c_str());
 }
 
 } // namespace sion::front_door
