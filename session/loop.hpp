@@ -6,6 +6,7 @@
 #pragma once
 
 #include "session/call_pipeline.hpp"
+#include "session/compaction.hpp"
 #include "session/session.hpp"
 
 #include <cstdint>
@@ -77,10 +78,10 @@ private:
 
     // Before each model call: the servers' state now, their tools in place of the last turn's,
     // and the model told of them at the end of what it is sent (not stored, and not in the system
-    // prompt, which stays the same from call to call for prompt caching). True when that note is
-    // the last of m_conversation, for the caller to take away. Past 40 of the servers' tools, the
-    // model is shown tools_search, tools_call and the tools loaded instead (tools.hpp).
-    bool refresh_mcp();
+    // prompt, which stays the same from call to call for prompt caching): that note, for the
+    // caller to send last. Past 40 of the servers' tools, the model is shown tools_search,
+    // tools_call and the tools loaded instead (tools.hpp).
+    std::optional<Json> refresh_mcp();
 
     // The model's call, through the pipeline: a call of tools_call as a call of the tool it names
     // (its policy, hooks, journal and transcript the tool's), answered as tools_call's; the tools
@@ -99,6 +100,24 @@ private:
     rpc::Reply sample(JsonView params);
 
     Result<models::Model*> sampling_model(const std::string& spec);
+
+    // Compaction (compact_turn.cpp, compaction.hpp).
+
+    // What the model is sent of the conversation now, compacted first when it has grown past the
+    // limits.
+    Result<std::vector<Json>> sent();
+
+    // Makes the compaction `plan` says, records it with the session and shows its line.
+    Status compact(const CompactionPlan& plan);
+
+    // The narrative of the conversation's [from, to) (and the summary before), written by the
+    // session's model as data with no tools, its tokens the run's; or why there is none.
+    struct Narrative {
+        std::string text;
+        bool failed = false;
+    };
+
+    Result<Narrative> narrate(size_t from, size_t to);
 
     // The run's tokens as its budget counts them (model_turn.cpp): all that was read, cached or
     // not, and written.
@@ -120,6 +139,7 @@ private:
     bool m_mcp_failed = false;                      // the bridge stopped answering, and was named
     std::map<std::string, std::unique_ptr<models::Model>> m_sampling_models; // named by servers
     std::vector<Json> m_conversation;
+    Compaction m_compaction; // what is sent of it, as the last compaction left it
     std::set<std::string> m_call_ids;
     std::vector<int64_t> m_resting_until; // steady ms, per model: left alone until then
     Ending m_ending;

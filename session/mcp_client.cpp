@@ -206,7 +206,8 @@ Completion write_completion(JsonView params, const ModelFor& model_for,
         c.reply = rpc::Reply::fail(rpc::k_internal_error, model.error().message());
         return c;
     }
-    models::Request request{asked->system, {}, asked->conversation, asked->max_tokens};
+    models::Request request{
+        asked->system, {}, asked->conversation, asked->max_tokens, models::Purpose::completion};
     int64_t wanted = models::estimate_tokens(request) + asked->max_tokens;
     if (budget && used + wanted > *budget) {
         c.reply = rpc::Reply::fail(

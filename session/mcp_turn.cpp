@@ -57,9 +57,9 @@ Status Loop::start_mcp() {
     return {};
 }
 
-bool Loop::refresh_mcp() {
+std::optional<Json> Loop::refresh_mcp() {
     if (m_p.mcp == nullptr)
-        return false;
+        return std::nullopt;
     McpTurn turn = mcp_turn(*m_p.mcp);
     if (turn.failure && !m_mcp_failed)
         m_p.out->notice("the MCP servers did not answer: " + turn.failure->message());
@@ -102,8 +102,7 @@ bool Loop::refresh_mcp() {
     note.set("role", "user");
     note.set("text", std::string_view(turn.paragraph));
     note.set("note", true);
-    m_conversation.push_back(std::move(note));
-    return true;
+    return note;
 }
 
 void Loop::index_tools(const std::vector<std::pair<models::ToolSpec, Tool*>>& offered) {

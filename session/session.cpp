@@ -24,7 +24,10 @@ Result<Ending> Loop::run() {
             m_found.loaded = m.view().strings("loaded").value_or(std::vector<std::string>{});
         if (role == "system")
             began = std::string(m.view().string_or("text", "").value_or(""));
-        return role == "mcp" || role == "instructions" || role == "tools" || role == "system";
+        if (role == "compaction")
+            m_compaction.add(m.view());
+        return role == "mcp" || role == "instructions" || role == "tools" || role == "system"
+               || role == "compaction";
     });
     for (const Json& m : m_conversation)
         for (JsonView c : m.get("calls"))
@@ -67,8 +70,11 @@ Result<Ending> Loop::run() {
     SION_CHECK(append_message(*m_p.db, m_p.row.id, task));
     m_conversation.push_back(std::move(task));
     while (true) {
-        bool noted = refresh_mcp();
-        models::Request request{system, m_specs, m_conversation};
+        std::optional<Json> noted = refresh_mcp();
+        SION_TRY(std::vector<Json> sent_now, sent());
+        if (noted)
+            sent_now.push_back(std::move(*noted));
+        models::Request request{system, m_specs, sent_now};
         if (m_p.settings.budget_tokens) {
             int64_t budget = *m_p.settings.budget_tokens;
             int64_t used = tokens_used();
@@ -82,8 +88,6 @@ Result<Ending> Loop::run() {
                                      static_cast<long long>(budget), static_cast<long long>(used)));
         }
         auto answer = ask(request);
-        if (noted)
-            m_conversation.pop_back();
         if (!answer)
             return finish("failed", answer.error().message());
         SION_CHECK(record_answer(*answer));

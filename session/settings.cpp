@@ -17,12 +17,16 @@ namespace sion::session {
 
 namespace {
 
-Result<int64_t> positive(const Args& args, const char* flag) {
+// --FLAG's whole number, `least` or more.
+Result<int64_t> whole_number(const Args& args, const char* flag, int64_t least = 1) {
     std::string text = *args.value(flag);
-    auto n = parse_number(text, 1, 999'999'999'999'999);
-    if (!n)
+    auto n = parse_number(text, least, 999'999'999'999'999);
+    if (!n && least == 1)
         return make_error(Exit::usage, "--%s takes a positive whole number, not '%s'", flag,
                           text.c_str());
+    if (!n)
+        return make_error(Exit::usage, "--%s takes a whole number of %lld or more, not '%s'", flag,
+                          static_cast<long long>(least), text.c_str());
     return *n;
 }
 
@@ -73,7 +77,7 @@ Result<Json> settings_from_flags(const Args& args, JsonView base) {
     if (args.has("sandbox-read"))
         s.set("sandbox_read", Json::strings(args.values("sandbox-read")));
     if (args.has("sandbox-timeout")) {
-        SION_TRY(int64_t t, positive(args, "sandbox-timeout"));
+        SION_TRY(int64_t t, whole_number(args, "sandbox-timeout"));
         s.set("sandbox_timeout", t);
     }
     if (auto memory = args.value("sandbox-memory")) {
@@ -86,8 +90,16 @@ Result<Json> settings_from_flags(const Args& args, JsonView base) {
         s.set("autonomy", std::string_view(autonomy_name(n)));
     }
     if (args.has("budget-tokens")) {
-        SION_TRY(int64_t n, positive(args, "budget-tokens"));
+        SION_TRY(int64_t n, whole_number(args, "budget-tokens"));
         s.set("budget_tokens", n);
+    }
+    if (args.has("context-chars")) {
+        SION_TRY(int64_t n, whole_number(args, "context-chars", k_least_context_chars));
+        s.set("context_chars", n);
+    }
+    if (args.has("context-messages")) {
+        SION_TRY(int64_t n, whole_number(args, "context-messages", k_least_context_messages));
+        s.set("context_messages", n);
     }
     if (args.has("mcp")) {
         std::vector<std::string> servers;
@@ -119,6 +131,12 @@ Result<RunSettings> resolve_settings(JsonView settings, const Profile& profile,
         SION_TRY(int64_t n, settings.integer("budget_tokens"));
         rs.budget_tokens = n;
     }
+    const ContextLimits seed;
+    SION_TRY(int64_t chars, settings.integer_or("context_chars", static_cast<int64_t>(seed.chars)));
+    SION_TRY(int64_t messages,
+             settings.integer_or("context_messages", static_cast<int64_t>(seed.messages)));
+    rs.context = {static_cast<size_t>(std::max<int64_t>(chars, k_least_context_chars)),
+                  static_cast<size_t>(std::max<int64_t>(messages, k_least_context_messages))};
     SION_TRY(rs.mcp, settings.strings("mcp"));
     for (const auto& name : rs.mcp)
         SION_CHECK(proto::check_server_name(name));

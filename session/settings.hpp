@@ -4,7 +4,8 @@
 // flags given again replacing what they name:
 //   {"models":["script:shell.json"],"workspace":"/home/me/work","shell":"bwrap",
 //    "sandbox_network":"none","sandbox_read":["/opt"],"sandbox_timeout":120,"sandbox_memory":"8G",
-//    "autonomy":"L3","budget_tokens":100000,"mcp":["notes"]}
+//    "autonomy":"L3","budget_tokens":100000,"context_chars":120000,"context_messages":36,
+//    "mcp":["notes"]}
 #pragma once
 
 #include "lib/agents.hpp"
@@ -13,6 +14,7 @@
 #include "lib/policy.hpp"
 #include "lib/proto/sandbox_options.hpp"
 #include "lib/result.hpp"
+#include "session/compaction.hpp"
 
 #include <optional>
 #include <string>
@@ -29,6 +31,7 @@ struct RunSettings {
     std::vector<std::string> code_sandbox; // run_code's sandbox options; empty: no run_code
     int autonomy = k_default_autonomy;
     std::optional<int64_t> budget_tokens;
+    ContextLimits context;        // --context-chars, --context-messages (compaction.hpp)
     std::vector<std::string> mcp; // --mcp: MCP servers on the shelf, by name
     Json stored;                  // what sessions.settings keeps
 };

@@ -2,11 +2,11 @@
 // The transcript's lines and the JSON events, from the same records.
 #include "session/transcript.hpp"
 
-#include "session/shown.hpp"
-
 #include "lib/log.hpp"
 #include "lib/picture.hpp"
 #include "lib/text.hpp"
+#include "session/compaction.hpp"
+#include "session/shown.hpp"
 
 #include <unistd.h>
 
@@ -105,6 +105,8 @@ public:
             put(m_out, indented(call, "the session is tainted: what " + shown_line(call.tool)
                                           + " returned came from outside"));
     }
+
+    void compacted(JsonView record) override { put(m_out, compaction_line(record)); }
 
     void end(const SessionRow& row, const Ending& ending) override {
         put(m_out, paint(ending.state == "done" ? k_bold : k_red,
@@ -207,6 +209,17 @@ public:
             e.set("pictures", pictures_summary(call.images));
         e.set("tainted", call.tainted);
         e.set("wall_ms", call.wall_ms);
+        emit(e);
+    }
+
+    void compacted(JsonView record) override {
+        Json e = event("compacted");
+        e.set("cut", static_cast<int64_t>(record.get("cut").size()));
+        e.set("summarized", record.integer_or("summarized", 0).value_or(0));
+        e.set("messages", record.integer_or("messages", 0).value_or(0));
+        e.set("chars", record.integer_or("chars", 0).value_or(0));
+        if (auto summary = record.string("summary"))
+            e.set("summary", *summary);
         emit(e);
     }
 

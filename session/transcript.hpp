@@ -50,6 +50,8 @@ public:
     virtual void text(std::string_view text) = 0;
     virtual void call(const CallRow& call) = 0;
     virtual void result(const CallRow& call) = 0;
+    // A compaction, as its record is kept (compaction.hpp): what the model is sent from now on.
+    virtual void compacted(JsonView record) = 0;
     virtual void end(const SessionRow& row, const Ending& ending) = 0;
 };
 

@@ -140,6 +140,8 @@ std::vector<OptionSpec> run_options() {
         {"autonomy", 0, "LEVEL", "L0 to L6: what runs without asking (the profile's)", nullptr,
          "L0 L1 L2 L3 L4 L5 L6"},
         {"budget-tokens", 0, "N", "stop the run once it has used N tokens"},
+        {"context-chars", 0, "N", "keep the conversation sent within N characters (120000)"},
+        {"context-messages", 0, "N", "keep the conversation sent within N messages (36)"},
         {"mcp", 0, "NAME", "give it the tools of MCP server NAME, from the shelf (repeatable)",
          nullptr, ":mcp-server"},
         {"prompt", 0, "SERVER:PROMPT",

@@ -161,6 +161,10 @@ int show_command(int argc, const char* const* argv) {
             out->notice(instructions_line(instructions_of(m.view())));
             continue;
         }
+        if (role == "compaction") {
+            out->compacted(m.view());
+            continue;
+        }
         if (models::is_note(m.view())) {
             out->notice(k_settings_changed);
             continue;

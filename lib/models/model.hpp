@@ -115,11 +115,17 @@ struct Origin {
 // none. The messages after it are the task's that is under way.
 [[nodiscard]] size_t persons_last(std::span<const Json> conversation);
 
+// What a request is for: a turn of the session, the narrative of a compaction's summary, or a
+// completion an MCP server asked for. Providers send each alike; the scripted model answers a
+// summary from its own turns.
+enum class Purpose { turn, summary, completion };
+
 struct Request {
     std::string_view system;
     std::span<const ToolSpec> tools;
     std::span<const Json> conversation;
     int64_t max_output_tokens = 16000;
+    Purpose purpose = Purpose::turn;
 };
 
 struct Answer {

@@ -99,6 +99,10 @@ Status read_turn(JsonView v, size_t n, Turn& turn) {
     const std::string where = format("turn %zu", n);
     if (!v.is_object())
         return make_error(Exit::data, "%s is %s, not an object", where.c_str(), v.type_name());
+    auto summary = v.boolean_or("summary", false);
+    if (!summary)
+        return summary.error().context(where);
+    turn.summary = *summary;
     if (v.get("fail").exists()) {
         auto fail = v.object("fail");
         if (!fail)
@@ -193,10 +197,23 @@ Result<std::unique_ptr<ScriptModel>> ScriptModel::parse(std::string name, std::s
 }
 
 Result<Answer> ScriptModel::answer(const Request& request) {
-    if (m_next >= m_turns.size())
+    bool summary = request.purpose == Purpose::summary;
+    size_t& next = summary ? m_next_summary : m_next;
+    while (next < m_turns.size() && m_turns[next].summary != summary)
+        ++next;
+    if (summary && next >= m_turns.size()) {
+        Answer none;
+        none.text = "The scripted model writes no summary: its script has no turn marked "
+                    "\"summary\" left.";
+        none.usage = Usage{.input_tokens = estimate_tokens(request),
+                           .output_tokens = estimate_tokens(none.text)};
+        return none;
+    }
+    if (next >= m_turns.size())
         return make_error(Exit::no_input, "script '%s' has no turn left (it has %zu)",
                           m_path.c_str(), m_turns.size());
-    const Turn& turn = m_turns[m_next++];
+    const Turn& turn = m_turns[next++];
+    size_t number = next; // its place in the script, from 1
     if (turn.fail_status != 0)
         return make_error(exit_for_http_status(turn.fail_status), "HTTP %d: %s", turn.fail_status,
                           turn.fail_message.c_str());
@@ -206,7 +223,7 @@ Result<Answer> ScriptModel::answer(const Request& request) {
     // What the model is taken to have written, when the script does not say what it counted.
     std::string written = turn.text + turn.reasoning;
     for (const auto& [tool, input] : turn.calls) {
-        answer.calls.push_back(ToolCall{format("call_%zu_%zu", m_next, answer.calls.size() + 1),
+        answer.calls.push_back(ToolCall{format("call_%zu_%zu", number, answer.calls.size() + 1),
                                         tool, Json::copy_of(input)});
         written += tool;
         written += input.dump();

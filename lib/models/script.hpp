@@ -10,6 +10,10 @@
 //   ]}
 //
 // A turn has text, calls or both (or a failure instead); calls get ids "call_<turn>_<n>" (from 1).
+// A turn marked "summary": true answers only a request for a compaction's summary (Purpose::
+// summary), which takes the first of those left; with none left it is answered "The scripted
+// model writes no summary: its script has no turn marked "summary" left." and no turn is used, so
+// that a long scripted session plays its turns whenever it compacts.
 // Without usage, the tokens are estimated (estimate_tokens()). A failure is reported as a
 // provider's would be: HTTP 429, 500, 502, 503, 504 and 529 are Exit::unavailable (the next model
 // is asked), 400 Exit::data, 401/402/403 Exit::no_perm, others Exit::unavailable, each "HTTP
@@ -49,6 +53,7 @@ private:
         Usage usage;
         int fail_status = 0; // non-zero: a failure
         std::string fail_message;
+        bool summary = false; // for a summary's request only
     };
 
     ScriptModel(std::string name, std::string path)
@@ -57,7 +62,8 @@ private:
     std::string m_name;
     std::string m_path;
     std::vector<Turn> m_turns;
-    size_t m_next = 0;
+    size_t m_next = 0;         // the next turn for a request other than a summary's
+    size_t m_next_summary = 0; // the next turn for a summary's
 };
 
 } // namespace sion::models

@@ -24,6 +24,8 @@ Answers come from --script, {"turns": [TURN, ...]}, one a request that passed:
   {"malformed": "text"}               200, text/event-stream, this as the one event's data
   "refuse_kept": true on a turn: a request that gives a signature back is refused (400) and the
       turn waits for the next request
+  "toolless": true on a turn: it answers only a request that declares no tools, which takes the
+      first such turn left (a summary the client asks for whenever it does)
 Every request is logged, one JSON line each, to --log: {"path", "headers", "body", "verdict",
 "kept_start"} (standin.py's kept_start(): whether the body starts byte for byte as the one before
 it did, up to that one's last turn).
@@ -146,18 +148,29 @@ def kept_parts(parts):
 
 
 class Script:
-    """The turns a stand-in plays, and the signed parts that must come back."""
+    """The turns a stand-in plays, and the signed parts that must come back.
+
+    A turn marked "toolless": true answers only a request that declares no tools (a summary the
+    client asks for), and such a request takes the first of those left, if any: so a script need
+    not know when the client will ask. A model turn that carries a signature the stand-in sent must
+    come back as it was sent, wherever it is in contents (a client may leave earlier turns out)."""
 
     def __init__(self, path):
         with open(path) as f:
             self.turns = json.load(f)["turns"]
-        self.next = 0
-        self.signed = []  # (model turn index, parts)
+        self.taken = [False] * len(self.turns)
+        self.signed = {}  # a signature sent -> the parts of its turn, as they must come back
         self.lock = threading.Lock()
 
-    def turn(self):
+    def turn(self, body=None):
+        toolless = isinstance(body, dict) and not body.get("tools")
         with self.lock:
-            return self.turns[self.next] if self.next < len(self.turns) else None
+            free = [i for i, taken in enumerate(self.taken) if not taken]
+            marked = [i for i in free if self.turns[i].get("toolless")]
+            if toolless and marked:
+                return self.turns[marked[0]]
+            rest = [i for i in free if not self.turns[i].get("toolless")]
+            return self.turns[rest[0]] if rest else None
 
     def check_signed(self, contents, model_turns, turn):
         given = any("thoughtSignature" in p and p["thoughtSignature"] != UNSIGNED
@@ -166,16 +179,21 @@ class Script:
             if given:
                 refuse("Corrupted thought signature.")
             return
-        for index, parts in self.signed:
-            if index < len(model_turns) and contents[model_turns[index]]["parts"] != parts:
-                refuse(f"model turn {index} does not come back as it was sent, its signatures on their parts")
+        for index in model_turns:
+            parts = contents[index]["parts"]
+            for p in parts:
+                want = self.signed.get(p.get("thoughtSignature"))
+                if want is not None and parts != want:
+                    refuse(f"model turn contents[{index}] does not come back as it was sent, its signatures on their parts")
 
     def used(self, turn, model_turns):
         with self.lock:
-            self.next += 1
+            self.taken[next(i for i, t in enumerate(self.turns) if t is turn)] = True
             parts = turn.get("parts", [])
-            if any("thoughtSignature" in p for p in parts) and "status" not in turn:
-                self.signed.append((len(model_turns), kept_parts(parts)))
+            if "status" not in turn:
+                for p in parts:
+                    if "thoughtSignature" in p:
+                        self.signed[p["thoughtSignature"]] = kept_parts(parts)
 
 
 def sse_events(parts):
@@ -264,7 +282,7 @@ class Handler(BaseHTTPRequestHandler):
             entry["body"] = body
             entry["kept_start"] = self.kept_start(raw, "contents")
             model_turns = check_contents(body)
-            turn = self.server.script.turn()
+            turn = self.server.script.turn(body)
             if turn is None:
                 refuse("the stand-in has no turn left", 500, "INTERNAL")
             self.server.script.check_signed(body["contents"], model_turns, turn)

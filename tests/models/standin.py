@@ -6,7 +6,9 @@ listens, and answers each request with the next reply of its --script (a JSON li
 "key" is only for requests made with that key). Every request is logged to --log as one JSON line:
 {"path", "headers" (names lowercase), "body" (parsed JSON, or the text), "key", "violations"}. A
 request that breaks the provider's documented rules gets HTTP 400 with what was wrong, which the
-log keeps, so a suite can check that sion sent nothing wrong; a request the script has no reply
+log keeps, so a suite can check that sion sent nothing wrong; a reply marked "toolless": true
+answers only a request that declares no tools, which takes the first such reply left (a summary
+the client asks for whenever it does); a request the script has no reply
 for is logged as {"unanswered": path} and gets HTTP 500. Each entry's "kept_start" says whether
 the request's text starts byte for byte as the one before it did, up to that one's last turn
 (kept_start(): what a provider's prompt cache needs); null for the first. "members" lists the
@@ -64,13 +66,20 @@ class Standin:
         raise NotImplementedError
 
     # --- shared ---------------------------------------------------------------------------------
-    def next_reply(self, key):
+    def next_reply(self, key, toolless=False):
+        """The first reply left for a request made with `key`. A reply marked "toolless": true
+        answers only a request that declares no tools (a summary the client asks for), and such a
+        request takes the first of those left, if any."""
         with self.lock:
-            for i, reply in enumerate(self.replies):
-                if not self.used[i] and reply.get("key") in (None, key):
-                    self.used[i] = True
-                    return reply
-        return None
+            free = [i for i, reply in enumerate(self.replies)
+                    if not self.used[i] and reply.get("key") in (None, key)]
+            marked = [i for i in free if self.replies[i].get("toolless")]
+            rest = [i for i in free if not self.replies[i].get("toolless")]
+            pick = marked if toolless and marked else rest
+            if not pick:
+                return None
+            self.used[pick[0]] = True
+            return self.replies[pick[0]]
 
     def note(self, entry):
         with self.lock:
@@ -99,7 +108,7 @@ class Standin:
             return self.send_json(handler, 400, self.error_body(400, "; ".join(violations + refusals)))
         if not key_allowed(self.args, key):
             return self.send_json(handler, 401, self.error_body(401, "invalid x-api-key"))
-        reply = self.next_reply(key)
+        reply = self.next_reply(key, isinstance(body, dict) and not body.get("tools"))
         if reply is None:
             self.note({"unanswered": handler.path})
             return self.send_json(handler, 500, self.error_body(500, "the script has no reply left"))

@@ -197,7 +197,7 @@ class Handler(gemini_server.Handler):
                 refuse("Invalid JSON payload received.")
             entry["body"] = body
             entry["kept_start"] = self.kept_start(raw, "contents" if publisher == "google" else "messages")
-            turn = self.server.script.turn()
+            turn = self.server.script.turn(body if publisher == "google" else None)
             if publisher == "google":
                 model_turns = gemini_server.check_contents(body)
                 if turn is None:
@@ -220,7 +220,7 @@ class Handler(gemini_server.Handler):
         if publisher == "google":
             self.server.script.used(turn, model_turns)
             return self.answer(turn, method == "streamGenerateContent" and query == "alt=sse")
-        self.server.script.next += 1
+        self.server.script.used(turn, [])
         kept = [b for b in turn.get("content", []) if b["type"] in ("thinking", "redacted_thinking")]
         if kept:
             self.server.claude_signed.append((sum(1 for x in body["messages"] if x["role"] == "assistant"), kept))

@@ -346,6 +346,40 @@ TEST(ScriptModel, RunsOut) {
     }
 }
 
+TEST(ScriptModel, SummaryTurnsAnswerOnlyASummarysRequest) {
+    auto model = parse_ok(R"({"turns": [
+        {"text": "one"},
+        {"summary": true, "text": "S1"},
+        {"calls": [{"tool": "shell"}]},
+        {"summary": true, "fail": {"status": 529, "message": "Overloaded"}}]})");
+    ASSERT_TRUE(model);
+    Request summary;
+    summary.purpose = Purpose::summary;
+    auto a = ask(*model);
+    ASSERT_TRUE(a);
+    EXPECT_EQ(a->text, "one");
+    auto s = model->answer(summary);
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->text, "S1");
+    a = ask(*model); // the summary's turn passed by
+    ASSERT_TRUE(a);
+    ASSERT_EQ(a->calls.size(), 1U);
+    EXPECT_EQ(a->calls[0].id, "call_3_1");
+    s = model->answer(summary);
+    ASSERT_FALSE(s);
+    EXPECT_EQ(s.error().message(), "HTTP 529: Overloaded");
+    // None left: a summary's request is answered so, and uses nothing; the others run out.
+    for (int i = 0; i < 2; ++i) {
+        s = model->answer(summary);
+        ASSERT_TRUE(s);
+        EXPECT_EQ(s->text, "The scripted model writes no summary: its script has no turn marked "
+                           "\"summary\" left.");
+    }
+    a = ask(*model);
+    ASSERT_FALSE(a);
+    EXPECT_EQ(a.error().message(), "script 't.json' has no turn left (it has 4)");
+}
+
 TEST(ScriptModel, AnEmptyScriptHasNoTurnAtAll) {
     auto model = parse_ok(R"({"turns": []})");
     ASSERT_TRUE(model);

@@ -136,6 +136,8 @@ public:
         shown.push_back("result " + row.call_id + " " + row.state);
     }
 
+    void compacted(JsonView) override {}
+
     void end(const SessionRow&, const Ending&) override {}
 
     std::vector<std::string> shown;

@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: MIT
+// Compaction in the session loop: what the model is sent before each call, a compaction made and
+// recorded when the conversation has grown past the limits, and a summary's narrative asked of
+// the session's model.
+#include "lib/hash.hpp"
+#include "lib/secret_bytes.hpp"
+#include "session/loop.hpp"
+
+#include <algorithm>
+
+namespace sion::session {
+
+// The narrative's bounds: its answer, and the record of the middle it is given (a share of the
+// characters the conversation is kept within).
+constexpr int64_t k_narrative_tokens = 1'500;
+constexpr size_t k_narrative_share = 2;
+
+Result<std::vector<Json>> Loop::sent() {
+    CompactionPlan plan = plan_compaction(m_conversation, m_compaction, m_p.settings.context);
+    if (!plan.empty())
+        SION_CHECK(compact(plan));
+    return sent_conversation(m_conversation, m_compaction);
+}
+
+Status Loop::compact(const CompactionPlan& plan) {
+    Json record = Json::object();
+    record.set("role", "compaction");
+    record.set("cut", Json::strings(plan.cut));
+    if (plan.summarize_to) {
+        size_t from = m_compaction.kept_from > 0 ? m_compaction.kept_from : 1;
+        size_t to = *plan.summarize_to;
+        SION_TRY(Narrative narrative, narrate(from, to));
+        SION_TRY(auto calls, load_calls(*m_p.db, m_p.row.id));
+        record.set("summarized", static_cast<int64_t>(to - from));
+        record.set("kept_from", static_cast<int64_t>(to));
+        record.set("summary",
+                   std::string_view(summary_text(to - 1, calls, narrative.text, narrative.failed,
+                                                 summary_most(m_p.settings.context))));
+    }
+    Compaction after = m_compaction;
+    after.add(record);
+    std::vector<Json> sent_now = sent_conversation(m_conversation, after);
+    size_t chars = 0;
+    for (const Json& m : sent_now)
+        chars += message_chars(m);
+    record.set("messages", static_cast<int64_t>(sent_now.size()));
+    record.set("chars", static_cast<int64_t>(chars));
+    SION_CHECK(append_message(*m_p.db, m_p.row.id, record));
+    m_compaction = std::move(after);
+    m_p.out->compacted(record);
+    return {};
+}
+
+Result<Loop::Narrative> Loop::narrate(size_t from, size_t to) {
+    SION_TRY(std::string bytes, random_bytes(6));
+    std::string mark = to_hex(bytes);
+    Json given = Json::object();
+    given.set("role", "user");
+    given.set("text", std::string_view(
+                          narrative_record(m_conversation, from, to, m_compaction.summary, mark,
+                                           m_p.settings.context.chars / k_narrative_share)));
+    std::vector<Json> conversation;
+    conversation.push_back(std::move(given));
+    std::string prompt = narrative_prompt(mark);
+    models::Request request{prompt, {}, conversation, k_narrative_tokens, models::Purpose::summary};
+    if (m_p.settings.budget_tokens) {
+        int64_t room = 0;
+        for (const auto& model : m_p.models)
+            room = std::max(room, model->thinking_room());
+        if (tokens_used() + models::estimate_tokens(request) + room > *m_p.settings.budget_tokens)
+            return Narrative{"the token budget would not cover writing it", true};
+    }
+    auto answer = ask(request);
+    if (!answer)
+        return Narrative{answer.error().message(), true};
+    add_to(m_ending.usage, answer->usage);
+    SION_CHECK(add_usage(*m_p.db, m_p.row.id, answer->usage));
+    if (answer->text.empty())
+        return Narrative{"the model wrote none", true};
+    return Narrative{std::move(answer->text), false};
+}
+
+} // namespace sion::session
