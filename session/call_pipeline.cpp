@@ -10,6 +10,8 @@
 
 #include <unistd.h>
 
+#include <thread>
+
 namespace sion::session {
 namespace {
 
@@ -162,6 +164,7 @@ Result<Json> CallPipeline::run_tool(Tool& tool, CallRow& row) {
         entry = begun.entry;
     }
     int64_t started = models::steady_ms();
+    row.started_ms = now_ms();
     std::string outer = m_under_way;
     if (row.parent.empty()) {
         m_under_way = row.call_id;
@@ -175,6 +178,11 @@ Result<Json> CallPipeline::run_tool(Tool& tool, CallRow& row) {
         m_store_failure.reset();
         return failure;
     }
+    return ran(tool, row, std::move(done), entry);
+}
+
+Result<Json> CallPipeline::ran(Tool& tool, CallRow& row, Result<ToolResult> done,
+                               std::optional<int64_t> entry) {
     if (!done) {
         row.state = "error";
         row.result = done.error().message();
@@ -201,6 +209,91 @@ Result<Json> CallPipeline::run_tool(Tool& tool, CallRow& row) {
     if (!hooked.added.empty())
         row.result += "\n" + hooked.added;
     return finish(row);
+}
+
+bool CallPipeline::may_run_beside(const models::ToolCall& call) const {
+    auto tool = m_p.find_tool(call.tool);
+    if (!tool || !call.input.view().is_object() || !(*tool)->runs_beside() || (*tool)->journaled())
+        return false;
+    Effect effect = (*tool)->effect(call.input);
+    return effect == Effect::read
+           && decide(effect, m_p.autonomy, m_p.session->tainted) == Decision::run;
+}
+
+Result<std::vector<Json>> CallPipeline::model_calls(const std::vector<Asked>& calls) {
+    std::vector<Json> results;
+    for (size_t i = 0; i < calls.size();) {
+        size_t j = i;
+        while (j < calls.size() && may_run_beside(calls[j].call))
+            ++j;
+        if (j - i >= 2) {
+            SION_TRY(auto beside, run_beside(std::span(calls).subspan(i, j - i)));
+            for (auto& r : beside)
+                results.push_back(std::move(r));
+            i = j;
+            continue;
+        }
+        SION_TRY(Json one, model_call(calls[i].call, calls[i].asked_as));
+        results.push_back(std::move(one));
+        ++i;
+    }
+    return results;
+}
+
+Result<std::vector<Json>> CallPipeline::run_beside(std::span<const Asked> calls) {
+    struct Running {
+        CallRow row;
+        Tool* tool = nullptr;
+        std::optional<std::string> blocked; // why a hook stopped it
+        std::optional<Result<ToolResult>> done;
+    };
+
+    std::vector<Running> running(calls.size());
+    for (size_t k = 0; k < calls.size(); ++k) {
+        Running& r = running[k];
+        r.row.call_id = calls[k].call.id;
+        r.row.tool = calls[k].call.tool;
+        r.row.input = Json::copy_of(calls[k].call.input);
+        r.row.started_ms = now_ms();
+        r.tool = *m_p.find_tool(r.row.tool);
+        (void)judge(*r.tool, r.row);
+        r.row.state = "running";
+        SION_TRY(r.row.seq, insert_call(*m_p.db, m_p.session->id, r.row));
+        m_p.out->call(r.row);
+        HookVerdict before = m_p.hooks->fire("before-tool", hook_event(r.row));
+        if (!before.allow)
+            r.blocked = "a hook blocked this call: " + before.reason;
+    }
+    // What a server asks meanwhile is recorded as happening during the first of them.
+    m_under_way = calls[0].call.id;
+    m_program_calls = 0;
+    std::vector<std::thread> threads;
+    for (Running& r : running)
+        if (!r.blocked)
+            threads.emplace_back([&r, this] {
+                int64_t started = models::steady_ms();
+                r.row.started_ms = now_ms();
+                r.done = r.tool->run(r.row.input, *m_p.context);
+                r.row.wall_ms = models::steady_ms() - started;
+            });
+    for (auto& t : threads)
+        t.join();
+    m_under_way.clear();
+    if (m_store_failure) {
+        Error failure = std::move(*m_store_failure);
+        m_store_failure.reset();
+        return failure;
+    }
+    std::vector<Json> results;
+    for (size_t k = 0; k < calls.size(); ++k) {
+        Running& r = running[k];
+        m_asked_as = calls[k].asked_as;
+        SION_TRY(Json result, r.blocked ? refuse(r.row, std::move(*r.blocked))
+                                        : ran(*r.tool, r.row, std::move(*r.done), std::nullopt));
+        results.push_back(std::move(result));
+    }
+    m_asked_as.clear();
+    return results;
 }
 
 Result<Json> CallPipeline::refuse(CallRow& row, std::string why) {

@@ -21,8 +21,10 @@
 
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace sion::session {
 
@@ -58,6 +60,21 @@ public:
     [[nodiscard]] Result<Json> model_call(const models::ToolCall& call,
                                           std::string_view asked_as = {});
 
+    // A call the model asked for: `asked_as`, the tool its request named when that is not the
+    // tool run (model_call()).
+    struct Asked {
+        models::ToolCall call;
+        std::string asked_as;
+    };
+
+    // The model's calls of one answer, in order, and their results in that order. A run of two or
+    // more that may go side by side (each only reads, runs without anyone, is not journaled, and
+    // its tool runs_beside()) runs at once, a thread each, once the before-tool hooks of them all
+    // have let them: their lines are shown as they start and their results in order once all
+    // have ended. Every other call is made alone, as model_call() makes it, after those before
+    // it have ended. An Error only when the store fails.
+    [[nodiscard]] Result<std::vector<Json>> model_calls(const std::vector<Asked>& calls);
+
     // A call a program makes from run_code, during the model's call that runs it: made as the
     // model's would be when it only reads and runs without anyone, refused otherwise ("…: a
     // program does not make that call; make it yourself"). Recorded and shown under its parent
@@ -85,8 +102,16 @@ private:
     Judgement judge(Tool& tool, CallRow& row) const;
     // Asks the person about a call the policy asks about: why it is refused, or nullopt to run it.
     std::optional<std::string> ask_person(const CallRow& row);
+    // Whether `call` may run beside others (model_calls()).
+    bool may_run_beside(const models::ToolCall& call) const;
+    // Runs `calls` side by side, each on a thread.
+    Result<std::vector<Json>> run_beside(std::span<const Asked> calls);
     // Each ends the call, as finish() does, and returns what it returns.
     Result<Json> run_tool(Tool& tool, CallRow& row);
+    // What follows a tool's run: the journal's entry (if any) closed, the after-tool hooks,
+    // finish().
+    Result<Json> ran(Tool& tool, CallRow& row, Result<ToolResult> done,
+                     std::optional<int64_t> entry);
     Result<Json> refuse(CallRow& row, std::string why);
     // Stores and shows the ended call; returns its result as the conversation holds it, for the
     // model's call (tool_message()), or null for a program's.

@@ -83,10 +83,11 @@ private:
     // tools_call and the tools loaded instead (tools.hpp).
     std::optional<Json> refresh_mcp();
 
-    // The model's call, through the pipeline: a call of tools_call as a call of the tool it names
-    // (its policy, hooks, journal and transcript the tool's), answered as tools_call's; the tools
-    // its searches loaded kept with the session as {"role":"tools","loaded":[…]}.
-    Result<Json> model_call(const models::ToolCall& call);
+    // The model's calls of an answer, through the pipeline (those that only read side by side):
+    // a call of tools_call as a call of the tool it names (its policy, hooks, journal and
+    // transcript the tool's), answered as tools_call's; the tools its searches loaded kept with
+    // the session as {"role":"tools","loaded":[…]}.
+    Result<std::vector<Json>> model_calls(const std::vector<models::ToolCall>& calls);
 
     // tool search's index of the servers' tools this turn, made again only when they changed.
     void index_tools(const std::vector<std::pair<models::ToolSpec, Tool*>>& offered);

@@ -256,6 +256,9 @@ Result<std::unique_ptr<McpClient>> McpClient::start(const std::vector<std::strin
     std::unique_ptr<McpClient> client(new McpClient(std::move(*child), servers));
     client->m_rpc = std::make_unique<rpc::Connection>(client->m_child.out().get(),
                                                       client->m_child.in().get(), k_max_line);
+    McpClient* self = client.get();
+    client->m_caller = std::make_unique<rpc::Caller>(
+        *client->m_rpc, [self](const rpc::Message& request) { self->answer(request); });
     auto first = client->state();
     if (!first)
         return Error(Exit::unavailable, "sion-mcp serve does not work: " + first.error().message());
@@ -273,6 +276,7 @@ McpClient::~McpClient() {
 }
 
 Error McpClient::gone(const Error& why) {
+    std::lock_guard lock(m_gone_mutex);
     if (!m_gone) {
         auto status = m_child.wait_for(std::chrono::milliseconds(500));
         m_gone = status && *status ? make_error(Exit::unavailable, "sion-mcp exited with status %d",
@@ -301,29 +305,10 @@ void McpClient::answer(const rpc::Message& request) {
 }
 
 Result<rpc::Message> McpClient::request(std::string_view method, JsonView params) {
-    if (m_gone)
-        return *m_gone;
-    auto id = m_rpc->request(method, params);
-    if (!id)
-        return gone(id.error());
-    while (true) {
-        auto next = m_rpc->read();
-        if (!next)
-            return gone(next.error());
-        if (!*next)
-            return gone(Error(Exit::unavailable, "it closed its output"));
-        rpc::Message& m = **next;
-        if (m.kind == rpc::Kind::request) {
-            answer(m);
-            if (m_gone)
-                return *m_gone;
-            continue;
-        }
-        // Notifications, and answers to requests no longer waited for, need nothing.
-        bool answered = m.kind == rpc::Kind::response || m.kind == rpc::Kind::error;
-        if (answered && m.id.is_number() && m.id.as_int().value_or(-1) == *id)
-            return std::move(m);
-    }
+    auto answer = m_caller->call(method, params);
+    if (!answer)
+        return gone(answer.error());
+    return answer;
 }
 
 Result<std::vector<McpServer>> McpClient::state() {

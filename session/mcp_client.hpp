@@ -6,8 +6,8 @@
 // the session's model (sampling/createMessage), through the session's Asks.
 //
 // A bridge that dies fails the requests made after it (Exit::unavailable), not the session: the
-// session goes on without the servers' tools. One request is open at a time; the session is one
-// thread.
+// session goes on without the servers' tools. Requests may be made from several threads at once
+// (rpc::Caller: read calls side by side); the bridge's own requests are answered one at a time.
 #pragma once
 
 #include "lib/child.hpp"
@@ -16,10 +16,12 @@
 #include "lib/models/model.hpp"
 #include "lib/policy.hpp"
 #include "lib/result.hpp"
+#include "lib/rpc/caller.hpp"
 #include "lib/rpc/connection.hpp"
 
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -128,8 +130,10 @@ private:
     Child m_child;
     std::vector<std::string> m_servers;
     std::unique_ptr<rpc::Connection> m_rpc;
+    std::unique_ptr<rpc::Caller> m_caller;
     std::vector<McpServer> m_first;
     Asks m_asks;
+    std::mutex m_gone_mutex;
     std::optional<Error> m_gone; // why the bridge is gone, once it is
 };
 

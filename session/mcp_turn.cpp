@@ -120,17 +120,22 @@ void Loop::index_tools(const std::vector<std::pair<models::ToolSpec, Tool*>>& of
     m_indexed = std::move(names);
 }
 
-Result<Json> Loop::model_call(const models::ToolCall& call) {
-    JsonView name = call.input.view().get("name");
-    JsonView arguments = call.input.view().get("arguments");
-    bool through = m_searching && call.tool == "tools_call" && name.is_string()
-                   && arguments.is_object() && *name.as_string() != "tools_call"
-                   && *name.as_string() != "tools_search";
-    // The result is answered as tools_call's, kept so too: Gemini pairs results with calls by name.
-    Result<Json> result = through ? m_calls.model_call({call.id, std::string(*name.as_string()),
-                                                        Json::copy_of(arguments)},
-                                                       "tools_call")
-                                  : m_calls.model_call(call);
+Result<std::vector<Json>> Loop::model_calls(const std::vector<models::ToolCall>& calls) {
+    std::vector<CallPipeline::Asked> asked;
+    for (const auto& call : calls) {
+        JsonView name = call.input.view().get("name");
+        JsonView arguments = call.input.view().get("arguments");
+        bool through = m_searching && call.tool == "tools_call" && name.is_string()
+                       && arguments.is_object() && *name.as_string() != "tools_call"
+                       && *name.as_string() != "tools_search";
+        // Answered as tools_call's, kept so too: Gemini pairs results with calls by name.
+        if (through)
+            asked.push_back({{call.id, std::string(*name.as_string()), Json::copy_of(arguments)},
+                             "tools_call"});
+        else
+            asked.push_back({{call.id, call.tool, Json::copy_of(call.input)}, ""});
+    }
+    auto results = m_calls.model_calls(asked);
     if (m_found.changed) {
         m_found.changed = false;
         Json kept = Json::object();
@@ -138,7 +143,7 @@ Result<Json> Loop::model_call(const models::ToolCall& call) {
         kept.set("loaded", Json::strings(m_found.loaded));
         SION_CHECK(append_message(*m_p.db, m_p.row.id, kept));
     }
-    return result;
+    return results;
 }
 
 } // namespace sion::session

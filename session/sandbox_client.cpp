@@ -89,6 +89,7 @@ Result<std::unique_ptr<SandboxClient>> SandboxClient::start(const std::vector<st
     std::unique_ptr<SandboxClient> client(new SandboxClient(std::move(child), std::move(errors)));
     client->m_rpc =
         std::make_unique<rpc::Connection>(client->m_child.out().get(), client->m_child.in().get());
+    client->m_caller = std::make_unique<rpc::Caller>(*client->m_rpc);
     auto trivial = client->exec("true", std::nullopt);
     if (!trivial) {
         if (auto refused = client->refusal())
@@ -106,7 +107,7 @@ Result<std::unique_ptr<SandboxClient>> SandboxClient::start(const std::vector<st
 Result<proto::Config> SandboxClient::describe() {
     if (m_dead)
         return make_error(Exit::unavailable, "the sandbox is gone");
-    auto answer = m_rpc->call("sandbox/describe");
+    auto answer = m_caller->call("sandbox/describe");
     if (!answer)
         return gone(answer.error());
     if (answer->kind == rpc::Kind::error)
@@ -134,9 +135,9 @@ std::optional<Error> SandboxClient::refusal() {
 }
 
 SandboxClient::~SandboxClient() {
-    if (!m_dead && m_rpc) {
+    if (!m_dead && m_caller) {
         // Ends the session: close answers once the commands asked for have ended.
-        (void)m_rpc->call("sandbox/close");
+        (void)m_caller->call("sandbox/close");
     }
     m_child.in().reset();
     auto ended = m_child.wait_for(std::chrono::seconds(10));
@@ -165,6 +166,7 @@ std::string SandboxClient::last_error() {
 }
 
 Error SandboxClient::gone(const Error& why) {
+    std::lock_guard lock(m_gone);
     m_dead = true;
     std::string said = last_error();
     if (!said.empty())
@@ -190,7 +192,7 @@ SandboxClient::exec(const std::string& command, std::optional<double> timeout_se
     }
     if (timeout_seconds)
         params.set("timeout", Json::number(*timeout_seconds));
-    auto answer = m_rpc->call("sandbox/exec", params);
+    auto answer = m_caller->call("sandbox/exec", params);
     if (!answer)
         return gone(answer.error());
     if (answer->kind == rpc::Kind::error)

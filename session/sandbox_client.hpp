@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The session's sandbox: `sion-sandbox serve`, started once per session, asked over its pipes to
-// run each command (sandbox/exec) and closed at the end (sandbox/close).
+// run each command (sandbox/exec) and closed at the end (sandbox/close). Its commands may be asked
+// for from several threads at once (rpc::Caller): serve runs them side by side.
 #pragma once
 
 #include "lib/child.hpp"
@@ -8,10 +9,13 @@
 #include "lib/proto/sandbox_exec.hpp"
 #include "lib/proto/sandbox_options.hpp"
 #include "lib/result.hpp"
+#include "lib/rpc/caller.hpp"
 #include "lib/rpc/connection.hpp"
 #include "session/sandbox_lock.hpp"
 
+#include <atomic>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -69,7 +73,9 @@ private:
     Child m_child;
     Fd m_errors; // a temporary file holding sion-sandbox's stderr
     std::unique_ptr<rpc::Connection> m_rpc;
-    bool m_dead = false;
+    std::unique_ptr<rpc::Caller> m_caller; // calls from several threads (read calls side by side)
+    std::atomic<bool> m_dead = false;
+    std::mutex m_gone; // one gone() at a time
 };
 
 } // namespace sion::session

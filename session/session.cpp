@@ -93,10 +93,9 @@ Result<Ending> Loop::run() {
         SION_CHECK(record_answer(*answer));
         if (answer->calls.empty())
             return finish("done", "");
-        for (auto& call : answer->calls) {
-            SION_TRY(Json result, model_call(call));
+        SION_TRY(auto results, model_calls(answer->calls));
+        for (auto& result : results)
             m_conversation.push_back(std::move(result));
-        }
     }
 }
 

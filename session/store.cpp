@@ -304,10 +304,11 @@ Status finish_call(Db& db, std::string_view session, const CallRow& row, JsonVie
     SION_TRY(Txn txn, Txn::begin(db));
     SION_TRY(Stmt st,
              db.prepare("UPDATE calls SET state = ?3, result = ?4, detail = nullif(?5, ''), "
-                        "tainted = ?6, wall_ms = ?7 WHERE session = ?1 AND seq = ?2"));
+                        "tainted = ?6, wall_ms = ?7, started_ms = ?8 WHERE session = ?1 AND "
+                        "seq = ?2"));
     SION_CHECK(st.bind_all(session, row.seq, std::string_view(row.state),
                            std::string_view(row.result), std::string_view(row.detail.dump()),
-                           row.tainted, row.wall_ms));
+                           row.tainted, row.wall_ms, row.started_ms));
     SION_CHECK(st.run());
     if (row.tainted)
         SION_CHECK(set_tainted(db, session));

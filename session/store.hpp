@@ -50,8 +50,8 @@ struct CallRow {
     Json detail;          // the tool's structured result (the shell's result object), if any
     Json images;          // the pictures it returned (lib/picture.hpp), if any
     bool tainted = false; // this call's result tainted the session
-    int64_t started_ms = 0;
-    int64_t wall_ms = 0;
+    int64_t started_ms = 0; // when its tool began to run; when it was asked for, if it did not
+    int64_t wall_ms = 0;    // how long its tool ran
 };
 
 // What identifies a process while it lives, for SessionRow::owner: "pid:start:boot", its pid, its

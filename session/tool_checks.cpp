@@ -60,6 +60,9 @@ public:
 
     bool idempotent() const override { return !m_tests; }
 
+    // Concurrent requests to sion-sandbox serve (SandboxClient's rpc::Caller).
+    bool runs_beside() const override { return true; }
+
     bool journaled() const override { return false; }
 
     Result<ToolResult> run(JsonView input, ToolContext& context) override {

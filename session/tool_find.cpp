@@ -28,6 +28,8 @@ public:
 
     Effect effect(JsonView) const override { return Effect::read; }
 
+    bool runs_beside() const override { return true; }
+
     bool idempotent() const override { return true; }
 
     Result<ToolResult> run(JsonView input, ToolContext& context) override {

@@ -30,6 +30,9 @@ public:
 
     bool journaled() const override { return m_effect != Effect::read && !m_idempotent; }
 
+    // Concurrent requests to the bridge (McpClient's rpc::Caller), which makes them at once.
+    bool runs_beside() const override { return true; }
+
     // No answer is an Error, which leaves a journaled call uncertain; the server's refusal, or a
     // tool's own error, is an answer.
     Result<ToolResult> run(JsonView input, ToolContext&) override {

@@ -66,6 +66,11 @@ public:
     // tool says otherwise (a shell command is run again when asked again, as a test suite should).
     [[nodiscard]] virtual bool journaled() const { return !idempotent(); }
 
+    // Whether its calls may run on threads of their own, beside others of its own or other tools
+    // (seed 001: calls that only read, one after another in a turn, run side by side): its run()
+    // touches nothing another call's does but through what is made for that (rpc::Caller).
+    [[nodiscard]] virtual bool runs_beside() const { return false; }
+
     // Whether a call that fails has changed nothing (an edit or a patch that does not fit is
     // refused whole): the journal then forgets it, so the same call made later runs again.
     [[nodiscard]] virtual bool fails_cleanly() const { return false; }

@@ -16,7 +16,10 @@ std::string encode_reply(JsonView id, const Reply& reply) {
     return encode_result(id, reply.result.view());
 }
 
-Status Connection::send(std::string_view line) { return write_all(m_out, line); }
+Status Connection::send(std::string_view line) {
+    std::lock_guard lock(m_sending);
+    return write_all(m_out, line);
+}
 
 Result<std::optional<Message>> Connection::read_line_message() {
     for (;;) {
@@ -63,7 +66,11 @@ Result<std::optional<Message>> Connection::read() {
 }
 
 Result<int64_t> Connection::request(std::string_view method, JsonView params) {
-    int64_t id = m_next_id++;
+    int64_t id = 0;
+    {
+        std::lock_guard lock(m_sending);
+        id = m_next_id++;
+    }
     SION_CHECK(send(encode_request(id, method, params)));
     return id;
 }

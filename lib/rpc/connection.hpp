@@ -11,6 +11,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <string>
 
 namespace sion::rpc {
@@ -47,6 +48,7 @@ public:
     // in the middle of a line or reading failed.
     [[nodiscard]] Result<std::optional<Message>> read();
 
+    // Each line is written whole, one at a time, whatever thread sends it (Caller, caller.hpp).
     [[nodiscard]] Status send(std::string_view line);
     // Sends a request with a fresh integer id and returns the id.
     [[nodiscard]] Result<int64_t> request(std::string_view method, JsonView params = {});
@@ -68,6 +70,7 @@ private:
     int m_out;
     LineReader m_reader;
     std::deque<Message> m_kept;
+    std::mutex m_sending; // a line written whole at a time; the next id
     int64_t m_next_id = 1;
     bool m_eof = false;
 };

@@ -22,7 +22,12 @@
 #                                                   sent up one after another before the result
 #   {"error": {"code": -32001, "message": "..."}}   an error instead of a result
 #   {"die": 1}                                      exits with that status without answering
-#   {"sleep": 30, ...}                              waits that long first (a server that hangs)
+#   {"sleep": 30, ...}                              waits that long first (a server that hangs);
+#                                                   without "ask", "die" or "servers" the call is
+#                                                   answered from a thread of its own, so that
+#                                                   calls made together run together, and its
+#                                                   start and end are logged: {"call", "started",
+#                                                   "ended"} (seconds since the epoch)
 #   "servers": {...} in a step                      the servers from then on (tools/list_changed)
 # A call of a tool no connected server offers is answered -32002, or -32003 when its server is not
 # connected. Each line read, and the command line and pid first, is appended as JSON to
@@ -30,22 +35,30 @@
 import json
 import os
 import sys
+import threading
 import time
 
 calls_made = {}
 log_path = os.environ.get("SION_FAKE_MCP_LOG")
 
 
+logging = threading.Lock()
+
+
 def log(entry):
     if log_path:
-        with open(log_path, "a") as f:
+        with logging, open(log_path, "a") as f:
             f.write(json.dumps(entry, sort_keys=True, separators=(",", ":")) + "\n")
+
+
+sending = threading.Lock()
 
 
 def send(message):
     message["jsonrpc"] = "2.0"
-    sys.stdout.write(json.dumps(message, separators=(",", ":")) + "\n")
-    sys.stdout.flush()
+    with sending:
+        sys.stdout.write(json.dumps(message, separators=(",", ":")) + "\n")
+        sys.stdout.flush()
 
 
 def read():
@@ -100,6 +113,8 @@ def call(script, servers, names, params):
     n = calls_made.get(name, 0)
     calls_made[name] = n + 1
     step = steps[min(n, len(steps) - 1)]
+    if step.get("sleep") and not any(k in step for k in ("ask", "die", "servers")):
+        return "beside", (step, name, arguments)
     time.sleep(step.get("sleep", 0))
     if "die" in step:
         sys.exit(step["die"])
@@ -107,14 +122,30 @@ def call(script, servers, names, params):
     if "servers" in step:
         servers.clear()
         servers.update(step["servers"])
+    return answer(step, arguments, replies)
+
+
+def answer(step, arguments, replies=()):
     if "error" in step:
         return None, step["error"]
-    text = fill(step.get("text", ""), arguments, replies)
+    text = fill(step.get("text", ""), arguments, list(replies))
     result = {"text": text, "isError": step.get("isError", False),
               "content": [{"type": "text", "text": text}]}
     if "structuredContent" in step:
         result["structuredContent"] = step["structuredContent"]
     return result, None
+
+
+def beside(request_id, step, name, arguments):
+    """A call that sleeps, answered from its own thread."""
+    started = time.time()
+    time.sleep(step["sleep"])
+    result, error = answer(step, arguments)
+    log({"call": name, "started": started, "ended": time.time()})
+    if error is not None:
+        send({"id": request_id, "error": error})
+    else:
+        send({"id": request_id, "result": result})
 
 
 def prompt(script, params):
@@ -157,6 +188,9 @@ def main():
             result = state_of(servers, names)
         elif method == "tools/call":
             result, error = call(script, servers, names, params)
+            if result == "beside":
+                threading.Thread(target=beside, args=(m["id"], *error), daemon=True).start()
+                continue
         elif method == "prompts/get":
             result, error = prompt(script, params)
         elif method == "mcp/close":
