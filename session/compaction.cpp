@@ -156,9 +156,10 @@ CompactionPlan plan_compaction(std::span<const Json> conversation, const Compact
     size_t to = end;
     while (to > from && role_of(conversation[to]) == "tool")
         --to;
-    // Too little to summarize (what is sent stays over: the end is kept whole), and not again and
-    // again for each message past the limit.
-    if (to <= from || to - from < std::max<size_t>(2, keep / 2))
+    // Too little to summarize: what is sent stays over (the end is kept whole). Past the characters
+    // alone, a middle as long as the end kept, so that a conversation whose end alone is past them
+    // is not summarized again at every message.
+    if (to <= from || to - from < (messages > limits.messages ? 2 : keep))
         return plan;
     plan.summarize_to = to;
     std::vector<std::string> kept;

@@ -126,9 +126,10 @@ start_standin a2 anthropic_server scripts/again.json
 expect_exit 0 env ANTHROPIC_BASE_URL="$a2_url" timeout 60 setsid -w sion agent run coder "$agent" \
     --session "$sid" --task 'Are you there?' </dev/null
 expect_query "$a2_log" '[x for e in r for x in e["violations"]]' '[]'
-expect_query "$a2_log" '[b.get("text", "")[:30] for b in r[0]["body"]["messages"][0]["content"]]' \
+first='[e for e in r if e["body"].get("tools")][0]["body"]["messages"]'
+expect_query "$a2_log" "[b.get('text', '')[:30] for b in $first[0]['content']]" \
     '["Read the notes and write the f", "The runtime'"'"'s summary of the s"]'
-expect_query "$a2_log" '[b["text"] for b in r[0]["body"]["messages"][-1]["content"]][-1]' '"Are you there?"'
+expect_query "$a2_log" "[b['text'] for b in $first[-1]['content']][-1]" '"Are you there?"'
 
 # With room for them (a summary is a quarter of 30000 characters), a summary gives the latest of
 # the notes read, the start of what each read returned, each path one way however a call wrote it.
