@@ -8,15 +8,65 @@
 #include <sqlite3.h>
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cctype>
+#include <cerrno>
 #include <limits>
+#include <map>
+#include <memory>
+#include <mutex>
 
 namespace sion {
 
+// The turn to write to one database file, for every Db of it in this process: an exclusive flock(2)
+// on PATH-writers while any of them writes. Counted, so that a statement inside a transaction (or a
+// second Db's write while the first holds the turn) does not wait for its own process. The file is
+// made at the first write, so that a program that only reads makes nothing; when it cannot be
+// (a directory this process may not write), writes go as sqlite lets them.
+struct WriteTurn {
+    std::string beside; // PATH-writers
+    std::mutex mutex;
+    int fd = -1;
+    bool opened = false;
+    int held = 0;
+
+    void take() {
+        std::lock_guard lock(mutex);
+        if (!opened) {
+            opened = true;
+            fd = ::open(beside.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+        }
+        if (held++ == 0 && fd >= 0)
+            while (::flock(fd, LOCK_EX) != 0 && errno == EINTR) {
+            }
+    }
+
+    void give_back() {
+        std::lock_guard lock(mutex);
+        if (--held == 0 && fd >= 0)
+            (void)::flock(fd, LOCK_UN);
+    }
+};
+
 namespace {
+
+// The turn of the database at `path`, one per process; nullptr for ":memory:".
+WriteTurn* turn_of(const std::string& path) {
+    if (path.empty() || path == ":memory:")
+        return nullptr;
+    static std::mutex mutex;
+    static std::map<std::string, std::unique_ptr<WriteTurn>> turns; // NOLINT: for the process
+    std::lock_guard lock(mutex);
+    auto& turn = turns[path];
+    if (!turn) {
+        turn = std::make_unique<WriteTurn>();
+        turn->beside = path + "-writers";
+    }
+    return turn.get();
+}
 
 constexpr size_t k_sql_excerpt = 60;
 
@@ -124,6 +174,9 @@ Result<Db> Db::open(const std::string& path, std::chrono::milliseconds busy_time
     }
     db.set_busy_timeout(busy_timeout);
     SION_CHECK(db.configure());
+    // After configure(): its PRAGMAs set this connection up, and a program that only reads makes
+    // no file beside the database.
+    db.m_turn = turn_of(db.m_path);
     return db;
 }
 
@@ -155,7 +208,10 @@ Status Db::configure() {
     return exec("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON");
 }
 
-Db::Db(Db&& other) noexcept : m_db(other.m_db), m_path(std::move(other.m_path)) {
+Db::Db(sqlite3* db, std::string path) : m_db(db), m_path(std::move(path)) {}
+
+Db::Db(Db&& other) noexcept
+    : m_db(other.m_db), m_path(std::move(other.m_path)), m_turn(other.m_turn) {
     other.m_db = nullptr;
 }
 
@@ -164,6 +220,7 @@ Db& Db::operator=(Db&& other) noexcept {
         sqlite3_close_v2(m_db);
         m_db = other.m_db;
         m_path = std::move(other.m_path);
+        m_turn = other.m_turn;
         other.m_db = nullptr;
     }
     return *this;
@@ -181,15 +238,22 @@ void Db::set_busy_timeout(std::chrono::milliseconds timeout) {
     sqlite3_busy_timeout(m_db, ms > k_max ? k_max : ms < 0 ? 0 : static_cast<int>(ms));
 }
 
+// DDL and PRAGMAs may write: outside a transaction they take the turn.
 Status Db::exec(Sql sql) {
-    return exec_text(m_db, sql.c_str());
+    bool take = m_turn != nullptr && sqlite3_get_autocommit(m_db) != 0;
+    if (take)
+        m_turn->take();
+    Status status = exec_text(m_db, sql.c_str());
+    if (take)
+        m_turn->give_back();
+    return status;
 }
 
 Result<Stmt> Db::prepare(Sql sql) {
     sqlite3_stmt* raw = nullptr;
     const char* tail = nullptr;
     int rc = sqlite3_prepare_v3(m_db, sql.c_str(), -1, 0, &raw, &tail);
-    Stmt stmt(raw);
+    Stmt stmt(raw, m_turn);
     std::string what = "cannot prepare statement '" + excerpt(sql.c_str()) + "'";
     if (rc != SQLITE_OK)
         return db_error(m_db, rc, what);
@@ -217,14 +281,26 @@ bool Db::in_transaction() const {
 Stmt& Stmt::operator=(Stmt&& other) noexcept {
     if (this != &other) {
         sqlite3_finalize(m_stmt);
+        let_go();
         m_stmt = other.m_stmt;
+        m_turn = other.m_turn;
+        m_holding = other.m_holding;
         other.m_stmt = nullptr;
+        other.m_holding = false;
     }
     return *this;
 }
 
 Stmt::~Stmt() {
     sqlite3_finalize(m_stmt);
+    let_go();
+}
+
+void Stmt::let_go() {
+    if (m_holding) {
+        m_holding = false;
+        m_turn->give_back();
+    }
 }
 
 Status Stmt::check_bind(int index, int rc) const {
@@ -267,17 +343,26 @@ Status Stmt::bind(int index, std::nullopt_t) {
     return check_bind(index, sqlite3_bind_null(m_stmt, index));
 }
 
+// A statement that writes outside a transaction holds the turn until it is done (one with RETURNING
+// commits only then: at its last step, or its reset).
 Result<bool> Stmt::step() {
+    sqlite3* db = sqlite3_db_handle(m_stmt);
+    if (m_turn != nullptr && !m_holding && sqlite3_stmt_readonly(m_stmt) == 0
+        && sqlite3_get_autocommit(db) != 0) {
+        m_turn->take();
+        m_holding = true;
+    }
     int rc = sqlite3_step(m_stmt);
     if (rc == SQLITE_ROW)
         return true;
     if (rc == SQLITE_DONE) {
         sqlite3_reset(m_stmt); // ready to bind again: sqlite refuses bindings until a reset
+        let_go();
         return false;
     }
-    sqlite3* db = sqlite3_db_handle(m_stmt);
     Error error = db_error(db, rc, "cannot run '" + excerpt(sqlite3_sql(m_stmt)) + "'");
     sqlite3_reset(m_stmt); // returns the same error again; the statement is ready to rerun
+    let_go();
     return error;
 }
 
@@ -292,6 +377,7 @@ Status Stmt::run() {
 // sqlite3_reset repeats the last step's error, which step() has already reported.
 void Stmt::reset() {
     (void)sqlite3_reset(m_stmt);
+    let_go();
 }
 
 void Stmt::clear_bindings() {
@@ -340,8 +426,20 @@ std::optional<std::string> Stmt::column_optional_text(int column) const {
 }
 
 Result<Txn> Txn::begin(Db& db) {
-    SION_CHECK(exec_text(db.m_db, "BEGIN IMMEDIATE"));
-    return Txn(db.m_db);
+    if (db.m_turn != nullptr)
+        db.m_turn->take();
+    if (Status begun = exec_text(db.m_db, "BEGIN IMMEDIATE"); !begun) {
+        if (db.m_turn != nullptr)
+            db.m_turn->give_back();
+        return begun.error();
+    }
+    return Txn(db.m_db, db.m_turn);
+}
+
+void Txn::over() {
+    m_open = false;
+    if (m_turn != nullptr)
+        m_turn->give_back();
 }
 
 Status Txn::commit() {
@@ -352,14 +450,14 @@ Status Txn::commit() {
     // A failed COMMIT may leave the transaction open (busy: roll back on drop) or may have rolled
     // it back already; either way it is over once sqlite is back in autocommit mode.
     if (status || sqlite3_get_autocommit(m_db) != 0)
-        m_open = false;
+        over();
     return status;
 }
 
 void Txn::rollback() {
     if (!m_open)
         return;
-    m_open = false;
+    over();
     // Nothing to report to: if ROLLBACK fails, sqlite has already rolled back or the connection is
     // closing, which rolls back too.
     if (sqlite3_get_autocommit(m_db) == 0)

@@ -6,6 +6,12 @@
 // and values reach the database only as bound parameters, never spliced into SQL. A list of values
 // binds as one JSON array (`... WHERE id IN (SELECT value FROM json_each(?1))`).
 //
+// Writes wait their turn: every write of every program sharing a database (a write transaction, or
+// a statement that writes outside one) first takes an exclusive flock(2) on the file beside it,
+// PATH-writers, and lets it go when it is done, so that any number of processes writing at once
+// each writes in its turn rather than failing after the busy timeout. A process that dies lets go
+// of its turn. Within a process, the Dbs of one file share one turn.
+//
 // Errors carry sqlite's own message. Their exit codes: a database still busy after the busy timeout
 // is Exit::temp_fail; a damaged file or one that is not a database is Exit::data; a database newer
 // than this program is Exit::config; a disk or I/O failure is Exit::io; a refused write is
@@ -54,6 +60,7 @@ inline constexpr std::chrono::milliseconds k_default_busy_timeout{5000};
 
 class Stmt;
 struct Migration;
+struct WriteTurn; // lib/db.cpp: the turn to write to one database file, in this process
 
 class Db {
 public:
@@ -94,12 +101,13 @@ private:
     friend class Txn;
     friend Status migrate(Db& db, std::span<const Migration> steps);
 
-    Db(sqlite3* db, std::string path) : m_db(db), m_path(std::move(path)) {}
+    Db(sqlite3* db, std::string path);
 
     [[nodiscard]] Status configure();
 
     sqlite3* m_db = nullptr;
     std::string m_path;
+    WriteTurn* m_turn = nullptr; // none for ":memory:", or when the file beside cannot be made
 };
 
 // A prepared statement. Parameters are numbered from 1 (as in "?1"), result columns from 0, as in
@@ -109,7 +117,11 @@ public:
     Stmt(const Stmt&) = delete;
     Stmt& operator=(const Stmt&) = delete;
 
-    Stmt(Stmt&& other) noexcept : m_stmt(other.m_stmt) { other.m_stmt = nullptr; }
+    Stmt(Stmt&& other) noexcept
+        : m_stmt(other.m_stmt), m_turn(other.m_turn), m_holding(other.m_holding) {
+        other.m_stmt = nullptr;
+        other.m_holding = false;
+    }
 
     Stmt& operator=(Stmt&& other) noexcept;
     ~Stmt();
@@ -156,16 +168,21 @@ public:
 private:
     friend class Db;
 
-    explicit Stmt(sqlite3_stmt* stmt) : m_stmt(stmt) {}
+    Stmt(sqlite3_stmt* stmt, WriteTurn* turn) : m_stmt(stmt), m_turn(turn) {}
 
     [[nodiscard]] Status check_bind(int index, int rc) const;
     [[nodiscard]] Error out_of_range(int index) const;
+    // Gives the turn back, once the statement that took it is done or reset.
+    void let_go();
 
     sqlite3_stmt* m_stmt = nullptr;
+    WriteTurn* m_turn = nullptr;
+    bool m_holding = false; // it writes outside a transaction, and holds the turn till it is done
 };
 
-// A write transaction: BEGIN IMMEDIATE, so it takes the write lock at once (waiting up to the busy
-// timeout) and cannot fail later for want of it. Dropped before commit(), it rolls back.
+// A write transaction: its turn (waiting as long as it takes), then BEGIN IMMEDIATE, so it takes
+// the write lock at once and cannot fail later for want of it. Dropped before commit(), it rolls
+// back.
 class Txn {
 public:
     [[nodiscard]] static Result<Txn> begin(Db& db);
@@ -173,7 +190,9 @@ public:
     Txn(const Txn&) = delete;
     Txn& operator=(const Txn&) = delete;
 
-    Txn(Txn&& other) noexcept : m_db(other.m_db), m_open(other.m_open) { other.m_open = false; }
+    Txn(Txn&& other) noexcept : m_db(other.m_db), m_turn(other.m_turn), m_open(other.m_open) {
+        other.m_open = false;
+    }
 
     Txn& operator=(Txn&&) = delete;
 
@@ -186,9 +205,13 @@ public:
     void rollback();
 
 private:
-    explicit Txn(sqlite3* db) : m_db(db) {}
+    Txn(sqlite3* db, WriteTurn* turn) : m_db(db), m_turn(turn) {}
+
+    // Gives the turn back once the transaction is over.
+    void over();
 
     sqlite3* m_db;
+    WriteTurn* m_turn; // held while open
     bool m_open = true;
 };
 

@@ -9,12 +9,14 @@
 
 #include <csignal>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <optional>
 #include <string>
+#include <vector>
 
 using namespace std::string_literals;
 
@@ -588,6 +590,90 @@ TEST_F(DbTest, ProcessKilledMidTransactionKeepsCommittedDataOnly) {
                   "kept:committed");
         EXPECT_EQ(query_text(*db, "PRAGMA integrity_check"), "ok");
     } // each round's last close checkpoints and removes the WAL
+}
+
+// A child's work for WritersWaitTheirTurn: 60 rounds of a transaction, a write outside one and a
+// write with RETURNING, with no busy timeout at all; exits 0 when every write landed.
+[[noreturn]] void write_in_turn(const std::string& path, int who) {
+    auto db = Db::open(path, std::chrono::milliseconds(0));
+    if (!db) {
+        std::fprintf(stderr, "%s\n", db.error().message().c_str());
+        ::_exit(1);
+    }
+    if (who < 0) {
+        ::_exit(db->exec("CREATE TABLE t(who, n)") ? 0 : 1);
+    }
+    for (int n = 0; n < 60; ++n) {
+        Status done = [&]() -> Status {
+            SION_TRY(Txn txn, Txn::begin(*db));
+            SION_TRY(Stmt in, db->prepare("INSERT INTO t VALUES (?1, ?2)"));
+            SION_CHECK(in.bind_all(who, n));
+            SION_CHECK(in.run());
+            SION_CHECK(txn.commit());
+            SION_TRY(Stmt alone, db->prepare("INSERT INTO t VALUES (?1, -?2 - 1)"));
+            SION_CHECK(alone.bind_all(who, n));
+            SION_CHECK(alone.run());
+            SION_TRY(Stmt back, db->prepare("INSERT INTO t VALUES (?1, ?2 + 1000) RETURNING n"));
+            SION_CHECK(back.bind_all(who, n));
+            SION_TRY(bool row, back.step());
+            if (!row || back.column_int(0) != n + 1000)
+                return make_error(Exit::software, "RETURNING gave no row");
+            back.reset();
+            return {};
+        }();
+        if (!done) {
+            std::fprintf(stderr, "%s\n", done.error().message().c_str());
+            ::_exit(1);
+        }
+    }
+    ::_exit(0);
+}
+
+// Processes writing at once each wait their turn (PATH-writers) instead of failing busy, even
+// with no busy timeout; nothing is lost and nothing written twice.
+TEST_F(DbTest, WritersWaitTheirTurnInsteadOfFailing) {
+    auto run = [&](int who) {
+        pid_t pid = ::fork();
+        if (pid == 0)
+            write_in_turn(m_path, who);
+        return pid;
+    };
+    int status = 0;
+    pid_t maker = run(-1); // this process opens nothing before its children: no turn to share
+    ASSERT_EQ(::waitpid(maker, &status, 0), maker);
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    std::vector<pid_t> writers;
+    for (int who = 0; who < 8; ++who)
+        writers.push_back(run(who));
+    for (pid_t pid : writers) {
+        ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+        EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "a writer failed: " << status;
+    }
+    auto db = Db::open(m_path);
+    ASSERT_OK(db);
+    EXPECT_EQ(query_text(*db, "SELECT count(*) FROM t"), "1440");
+    EXPECT_EQ(query_text(*db, "SELECT count(*) FROM (SELECT DISTINCT who, n FROM t)"), "1440");
+
+    struct stat st {};
+
+    ASSERT_EQ(::stat((m_path + "-writers").c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0600U);
+}
+
+// A program that only reads makes no file beside the database.
+TEST_F(DbTest, OnlyReadingMakesNoWritersFile) {
+    {
+        pid_t pid = ::fork();
+        if (pid == 0)
+            write_in_turn(m_path, -1);
+        int status = 0;
+        ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+        std::filesystem::remove(m_path + "-writers");
+    }
+    auto db = Db::open(m_path);
+    ASSERT_OK(db);
+    EXPECT_EQ(query_text(*db, "SELECT count(*) FROM t"), "0");
+    EXPECT_FALSE(std::filesystem::exists(m_path + "-writers"));
 }
 
 } // namespace
