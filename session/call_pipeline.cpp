@@ -10,6 +10,7 @@
 
 #include <unistd.h>
 
+#include <system_error>
 #include <thread>
 
 namespace sion::session {
@@ -77,15 +78,35 @@ std::optional<std::string> CallPipeline::ask_person(const CallRow& row) {
     return std::nullopt;
 }
 
-Result<Json> CallPipeline::model_call(const models::ToolCall& call, std::string_view asked_as) {
-    m_asked_as = asked_as;
-    CallRow row;
+Result<Decision> CallPipeline::begin_row(const models::ToolCall& call, Tool& tool, CallRow& row) {
     row.call_id = call.id;
     row.tool = call.tool;
     row.input = Json::copy_of(call.input);
     row.started_ms = now_ms();
+    Decision decision = judge(tool, row).decision;
+    row.state = "running";
+    SION_TRY(row.seq, insert_call(*m_p.db, m_p.session->id, row));
+    m_p.out->call(row);
+    return decision;
+}
+
+Result<ToolResult> CallPipeline::timed_run(Tool& tool, CallRow& row) {
+    int64_t started = models::steady_ms();
+    row.started_ms = now_ms();
+    auto done = tool.run(row.input, *m_p.context);
+    row.wall_ms = models::steady_ms() - started;
+    return done;
+}
+
+Result<Json> CallPipeline::model_call(const models::ToolCall& call, std::string_view asked_as) {
+    m_asked_as = asked_as;
     auto tool = m_p.find_tool(call.tool);
     if (!tool || !call.input.view().is_object()) {
+        CallRow row;
+        row.call_id = call.id;
+        row.tool = call.tool;
+        row.input = Json::copy_of(call.input);
+        row.started_ms = now_ms();
         row.state = "error";
         row.result =
             !tool ? tool.error().message() : "the input of " + call.tool + " is not an object";
@@ -93,10 +114,8 @@ Result<Json> CallPipeline::model_call(const models::ToolCall& call, std::string_
         m_p.out->call(row);
         return finish(row);
     }
-    Decision decision = judge(**tool, row).decision;
-    row.state = "running";
-    SION_TRY(row.seq, insert_call(*m_p.db, m_p.session->id, row));
-    m_p.out->call(row);
+    CallRow row;
+    SION_TRY(Decision decision, begin_row(call, **tool, row));
     std::optional<std::string> refused;
     if (decision == Decision::refuse)
         refused = row.why;
@@ -163,16 +182,13 @@ Result<Json> CallPipeline::run_tool(Tool& tool, CallRow& row) {
         }
         entry = begun.entry;
     }
-    int64_t started = models::steady_ms();
-    row.started_ms = now_ms();
     std::string outer = m_under_way;
     if (row.parent.empty()) {
         m_under_way = row.call_id;
         m_program_calls = 0;
     }
-    auto done = tool.run(row.input, *m_p.context);
+    auto done = timed_run(tool, row);
     m_under_way = outer;
-    row.wall_ms = models::steady_ms() - started;
     if (m_store_failure) {
         Error failure = std::move(*m_store_failure);
         m_store_failure.reset();
@@ -251,15 +267,8 @@ Result<std::vector<Json>> CallPipeline::run_beside(std::span<const Asked> calls)
     std::vector<Running> running(calls.size());
     for (size_t k = 0; k < calls.size(); ++k) {
         Running& r = running[k];
-        r.row.call_id = calls[k].call.id;
-        r.row.tool = calls[k].call.tool;
-        r.row.input = Json::copy_of(calls[k].call.input);
-        r.row.started_ms = now_ms();
-        r.tool = *m_p.find_tool(r.row.tool);
-        (void)judge(*r.tool, r.row);
-        r.row.state = "running";
-        SION_TRY(r.row.seq, insert_call(*m_p.db, m_p.session->id, r.row));
-        m_p.out->call(r.row);
+        r.tool = *m_p.find_tool(calls[k].call.tool);
+        SION_CHECK(begin_row(calls[k].call, *r.tool, r.row));
         HookVerdict before = m_p.hooks->fire("before-tool", hook_event(r.row));
         if (!before.allow)
             r.blocked = "a hook blocked this call: " + before.reason;
@@ -268,14 +277,16 @@ Result<std::vector<Json>> CallPipeline::run_beside(std::span<const Asked> calls)
     m_under_way = calls[0].call.id;
     m_program_calls = 0;
     std::vector<std::thread> threads;
-    for (Running& r : running)
-        if (!r.blocked)
-            threads.emplace_back([&r, this] {
-                int64_t started = models::steady_ms();
-                r.row.started_ms = now_ms();
-                r.done = r.tool->run(r.row.input, *m_p.context);
-                r.row.wall_ms = models::steady_ms() - started;
-            });
+    for (Running& r : running) {
+        if (r.blocked)
+            continue;
+        auto run = [&r, this] { r.done = timed_run(*r.tool, r.row); };
+        try {
+            threads.emplace_back(run);
+        } catch (const std::system_error&) {
+            run(); // no thread to be had (a limit on processes): this one runs it
+        }
+    }
     for (auto& t : threads)
         t.join();
     m_under_way.clear();

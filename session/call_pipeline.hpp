@@ -70,7 +70,7 @@ public:
     // The model's calls of one answer, in order, and their results in that order. A run of two or
     // more that may go side by side (each only reads, runs without anyone, is not journaled, and
     // its tool runs_beside()) runs at once, a thread each, once the before-tool hooks of them all
-    // have let them: their lines are shown as they start and their results in order once all
+    // have let them: their lines are shown before they run and their results in order once all
     // have ended. Every other call is made alone, as model_call() makes it, after those before
     // it have ended. An Error only when the store fails.
     [[nodiscard]] Result<std::vector<Json>> model_calls(const std::vector<Asked>& calls);
@@ -100,6 +100,11 @@ private:
     };
     // The policy's decision on a call of `tool`, recorded on its row.
     Judgement judge(Tool& tool, CallRow& row) const;
+    // The model's call of `tool` as it starts, on `row`: judged, stored as running, shown; the
+    // policy's decision.
+    Result<Decision> begin_row(const models::ToolCall& call, Tool& tool, CallRow& row);
+    // Runs the call's tool, its start and how long it ran on its row.
+    Result<ToolResult> timed_run(Tool& tool, CallRow& row);
     // Asks the person about a call the policy asks about: why it is refused, or nullopt to run it.
     std::optional<std::string> ask_person(const CallRow& row);
     // Whether `call` may run beside others (model_calls()).

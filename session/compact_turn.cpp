@@ -23,20 +23,15 @@ Result<std::vector<Json>> Loop::sent() {
 }
 
 Status Loop::compact(const CompactionPlan& plan) {
-    Json record = Json::object();
-    record.set("role", "compaction");
-    record.set("cut", Json::strings(plan.cut));
+    std::string summary;
     if (plan.summarize_to) {
-        size_t from = m_compaction.kept_from > 0 ? m_compaction.kept_from : 1;
         size_t to = *plan.summarize_to;
-        SION_TRY(Narrative narrative, narrate(from, to));
+        SION_TRY(Narrative narrative, narrate(m_compaction.sent_from(), to));
         SION_TRY(auto calls, load_calls(*m_p.db, m_p.row.id));
-        record.set("summarized", static_cast<int64_t>(to - from));
-        record.set("kept_from", static_cast<int64_t>(to));
-        record.set("summary",
-                   std::string_view(summary_text(to - 1, calls, narrative.text, narrative.failed,
-                                                 summary_most(m_p.settings.context))));
+        summary = summary_text(to - 1, calls, narrative.text, narrative.failed,
+                               summary_most(m_p.settings.context));
     }
+    Json record = compaction_record(plan, m_compaction, summary);
     Compaction after = m_compaction;
     after.add(record);
     std::vector<Json> sent_now = sent_conversation(m_conversation, after);
@@ -63,13 +58,8 @@ Result<Loop::Narrative> Loop::narrate(size_t from, size_t to) {
     conversation.push_back(std::move(given));
     std::string prompt = narrative_prompt(mark);
     models::Request request{prompt, {}, conversation, k_narrative_tokens, models::Purpose::summary};
-    if (m_p.settings.budget_tokens) {
-        int64_t room = 0;
-        for (const auto& model : m_p.models)
-            room = std::max(room, model->thinking_room());
-        if (tokens_used() + models::estimate_tokens(request) + room > *m_p.settings.budget_tokens)
-            return Narrative{"the token budget would not cover writing it", true};
-    }
+    if (over_budget(request))
+        return Narrative{"the token budget would not cover writing it", true};
     auto answer = ask(request);
     if (!answer)
         return Narrative{answer.error().message(), true};

@@ -49,12 +49,6 @@ std::string indented(std::string_view s, std::string_view indent) {
     return out;
 }
 
-// Where what is sent after the first message begins: the end kept after a summary, else the
-// second message.
-size_t sent_from(const Compaction& c) {
-    return c.kept_from > 0 ? c.kept_from : 1;
-}
-
 std::string plural(size_t n, const char* one, const char* many) {
     return format("%zu %s", n, n == 1 ? one : many);
 }
@@ -101,7 +95,7 @@ std::vector<Json> sent_conversation(std::span<const Json> conversation, const Co
         note.set("note", true);
         sent.push_back(std::move(note));
     }
-    for (size_t i = sent_from(c); i < conversation.size(); ++i) {
+    for (size_t i = c.sent_from(); i < conversation.size(); ++i) {
         JsonView m = conversation[i];
         if (role_of(m) == "tool" && c.cut.count(std::string(text_of(m, "call"))) != 0) {
             Json short_one = Json::object();
@@ -121,7 +115,7 @@ CompactionPlan plan_compaction(std::span<const Json> conversation, const Compact
                                const ContextLimits& limits) {
     CompactionPlan plan;
     size_t n = conversation.size();
-    size_t from = sent_from(c);
+    size_t from = c.sent_from();
     if (n <= from)
         return plan;
     // What is sent now, message by message after the first.
@@ -168,6 +162,19 @@ CompactionPlan plan_compaction(std::span<const Json> conversation, const Compact
             kept.push_back(plan.cut[k]);
     plan.cut = std::move(kept);
     return plan;
+}
+
+Json compaction_record(const CompactionPlan& plan, const Compaction& before,
+                       std::string_view summary) {
+    Json record = Json::object();
+    record.set("role", "compaction");
+    record.set("cut", Json::strings(plan.cut));
+    if (plan.summarize_to) {
+        record.set("summarized", static_cast<int64_t>(*plan.summarize_to - before.sent_from()));
+        record.set("kept_from", static_cast<int64_t>(*plan.summarize_to));
+        record.set("summary", summary);
+    }
+    return record;
 }
 
 std::string narrative_record(std::span<const Json> conversation, size_t from, size_t to,
@@ -232,7 +239,16 @@ std::string narrative_prompt(std::string_view mark) {
              "and what was left to do. Name files, commands and values exactly.";
 }
 
-std::optional<std::string> thing_named(JsonView input) {
+std::optional<std::string> thing_named(std::string_view tool, JsonView input) {
+    if (tool == "find_files") { // the files it listed
+        auto pattern = input.get("pattern").as_string();
+        if (!pattern)
+            return std::nullopt;
+        Json where = Json::object();
+        where.set("path", input.get("path").as_string().value_or("."));
+        std::string dir = *thing_named("", where);
+        return dir == "." ? std::string(*pattern) : dir + "/" + std::string(*pattern);
+    }
     // A search names what it searched, not a thing it read.
     for (const char* searching : {"pattern", "query", "glob", "regex"})
         if (input.get(searching).exists())
@@ -283,7 +299,7 @@ std::string summary_text(size_t messages, std::span<const CallRow> calls,
     std::map<std::string, size_t> last_of;
     for (size_t i = 0; i < calls.size(); ++i)
         if (calls[i].state == "ok")
-            if (auto thing = thing_named(calls[i].input))
+            if (auto thing = thing_named(calls[i].tool, calls[i].input))
                 last_of[*thing] = i;
     std::vector<std::pair<size_t, std::string>> things;
     for (const auto& [thing, i] : last_of)

@@ -57,6 +57,10 @@ struct Compaction {
     std::string summary;       // sent after the first message, in place of those before kept_from
 
     void add(JsonView record);
+
+    // The conversation's index of the first message sent after the first message and the summary:
+    // kept_from, or 1 with no summary.
+    [[nodiscard]] size_t sent_from() const { return kept_from > 0 ? kept_from : 1; }
 };
 
 // The line a cut result becomes: "[cut to keep the conversation short: read_file's result of
@@ -80,6 +84,11 @@ struct CompactionPlan {
                                              const Compaction& compaction,
                                              const ContextLimits& limits);
 
+// The record of the compaction `plan` makes after `before`, with `summary` when it summarizes
+// (without "messages" and "chars", which the caller adds once it knows what is sent).
+[[nodiscard]] Json compaction_record(const CompactionPlan& plan, const Compaction& before,
+                                     std::string_view summary);
+
 // What a summary's narrative is written from: the part of the conversation it replaces (the
 // earlier summary, if any, and the conversation's [from, to)), as a record to summarise, between
 // lines marked with `mark` (a random word, so that the record cannot end itself), at most `most`
@@ -91,10 +100,11 @@ struct CompactionPlan {
 // The system prompt of the call that writes the narrative.
 [[nodiscard]] std::string narrative_prompt(std::string_view mark);
 
-// The thing a call names, whichever way its path was written ("./notes/a.txt",
+// The thing a call of `tool` names, whichever way its path was written ("./notes/a.txt",
 // "/workspace/notes/a.txt" and "file:notes/a.txt" are "notes/a.txt"): its input's path, file or
-// URI; nullopt for a call that names none (a command, a search).
-[[nodiscard]] std::optional<std::string> thing_named(JsonView input);
+// URI; for find_files the files it listed, "src/*.c"; nullopt for a call that names none (a
+// command, a search).
+[[nodiscard]] std::optional<std::string> thing_named(std::string_view tool, JsonView input);
 
 // A summary: the messages it replaces, what the session did that lasts (its last 40 calls that
 // changed something or reached outside, earlier ones counted by tool), the latest of what it read
@@ -111,7 +121,7 @@ struct CompactionPlan {
 }
 
 // The transcript's line for a compaction record, at the run and in `show`: "the conversation is
-// compacted: 3 results cut, 20 messages summarized; the model is sent 14 messages, 21,504
+// compacted: 3 results cut, 20 messages summarized; the model is sent 14 messages, 21504
 // characters".
 [[nodiscard]] std::string compaction_line(JsonView record);
 

@@ -124,6 +124,10 @@ private:
     // not, and written.
     int64_t tokens_used() const;
 
+    // Whether `request` could take the run past its token budget: what the run has used, the
+    // request's estimate, and the most room for thinking any of its models is given.
+    bool over_budget(const models::Request& request) const;
+
     // The end of the run (session.cpp): stored, told to the run-end hooks, shown.
     Result<Ending> finish(const char* state, std::string why);
 

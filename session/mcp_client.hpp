@@ -80,7 +80,10 @@ using ModelFor = std::function<Result<models::Model*>(const std::string& spec)>;
 class McpClient {
 public:
     // What the session answers when the bridge asks: an ElicitResult for elicitation/create's
-    // params; a CreateMessageResult, or an error, for sampling/createMessage's.
+    // params; a CreateMessageResult, or an error, for sampling/createMessage's. Called on the
+    // thread that waits for a request's answer: while calls run side by side, a thread of theirs,
+    // the session's own thread waiting for them all; one at a time, and never making a request of
+    // this client (rpc::Caller).
     struct Asks {
         std::function<Json(JsonView params)> elicit;
         std::function<rpc::Reply(JsonView params)> sample;

@@ -4,6 +4,8 @@
 #include "lib/models/wire.hpp"
 #include "session/loop.hpp"
 
+#include <algorithm>
+
 namespace sion::session {
 
 Result<models::Answer> Loop::ask(const models::Request& request) {
@@ -77,6 +79,16 @@ Status Loop::record_answer(models::Answer& answer) {
 
 int64_t Loop::tokens_used() const {
     return m_ending.usage.input_tokens + m_ending.usage.output_tokens;
+}
+
+bool Loop::over_budget(const models::Request& request) const {
+    if (!m_p.settings.budget_tokens)
+        return false;
+    // A model told how hard to think may use its room for thinking besides.
+    int64_t room = 0;
+    for (const auto& model : m_p.models)
+        room = std::max(room, model->thinking_room());
+    return tokens_used() + models::estimate_tokens(request) + room > *m_p.settings.budget_tokens;
 }
 
 } // namespace sion::session

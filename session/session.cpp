@@ -75,18 +75,10 @@ Result<Ending> Loop::run() {
         if (noted)
             sent_now.push_back(std::move(*noted));
         models::Request request{system, m_specs, sent_now};
-        if (m_p.settings.budget_tokens) {
-            int64_t budget = *m_p.settings.budget_tokens;
-            int64_t used = tokens_used();
-            // A model told how hard to think may use its room for thinking besides.
-            int64_t room = 0;
-            for (const auto& model : m_p.models)
-                room = std::max(room, model->thinking_room());
-            if (used + models::estimate_tokens(request) + room > budget)
-                return finish("stopped",
-                              format("the token budget of %lld tokens is spent (%lld used)",
-                                     static_cast<long long>(budget), static_cast<long long>(used)));
-        }
+        if (over_budget(request))
+            return finish("stopped", format("the token budget of %lld tokens is spent (%lld used)",
+                                            static_cast<long long>(*m_p.settings.budget_tokens),
+                                            static_cast<long long>(tokens_used())));
         auto answer = ask(request);
         if (!answer)
             return finish("failed", answer.error().message());

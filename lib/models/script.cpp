@@ -209,9 +209,13 @@ Result<Answer> ScriptModel::answer(const Request& request) {
                            .output_tokens = estimate_tokens(none.text)};
         return none;
     }
-    if (next >= m_turns.size())
+    if (next >= m_turns.size()) {
+        size_t turns = 0; // those a request other than a summary's plays
+        for (const Turn& t : m_turns)
+            turns += t.summary ? 0 : 1;
         return make_error(Exit::no_input, "script '%s' has no turn left (it has %zu)",
-                          m_path.c_str(), m_turns.size());
+                          m_path.c_str(), turns);
+    }
     const Turn& turn = m_turns[next++];
     size_t number = next; // its place in the script, from 1
     if (turn.fail_status != 0)

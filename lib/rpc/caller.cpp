@@ -11,24 +11,30 @@ std::optional<Error> Caller::failure() const {
 
 Result<Message> Caller::call(std::string_view method, JsonView params) {
     std::unique_lock lock(m_mutex);
+    if (m_answering == std::this_thread::get_id())
+        return make_error(Exit::software, "'%.*s' asked while answering the peer's request",
+                          static_cast<int>(method.size()), method.data());
     if (m_failure)
         return *m_failure;
-    auto id = m_connection.request(method, params);
-    if (!id) {
-        m_failure = id.error();
+    // Waited for before it is sent, so that its answer, read at once by another thread, is kept.
+    int64_t id = m_connection.next_id();
+    m_waiting.insert(id);
+    lock.unlock();
+    Status sent = m_connection.send_request(id, method, params);
+    lock.lock();
+    if (!sent && !m_failure) {
+        m_failure = sent.error();
         m_changed.notify_all();
-        return *m_failure;
     }
-    m_waiting.insert(*id);
     for (;;) {
-        if (auto it = m_answers.find(*id); it != m_answers.end()) {
+        if (auto it = m_answers.find(id); it != m_answers.end()) {
             Message answer = std::move(it->second);
             m_answers.erase(it);
-            m_waiting.erase(*id);
+            m_waiting.erase(id);
             return answer;
         }
         if (m_failure) {
-            m_waiting.erase(*id);
+            m_waiting.erase(id);
             return *m_failure;
         }
         if (m_reading) {
@@ -41,20 +47,26 @@ Result<Message> Caller::call(std::string_view method, JsonView params) {
         auto next = m_connection.read();
         if (next && *next && (*next)->kind == Kind::request) {
             // Answered with reading still held, so that the peer's requests go one at a time.
-            if (m_on_request)
+            if (m_on_request) {
+                {
+                    std::lock_guard answering(m_mutex);
+                    m_answering = std::this_thread::get_id();
+                }
                 m_on_request(**next);
-            else
+                std::lock_guard answered(m_mutex);
+                m_answering = {};
+            } else {
                 (void)m_connection.reply(
                     **next, Reply::fail(k_method_not_found,
                                         "method not found: " + std::string((*next)->method)));
+            }
         }
         lock.lock();
         m_reading = false;
         if (!next) {
             m_failure = next.error();
         } else if (!*next) {
-            m_failure = make_error(Exit::unavailable, "peer closed before answering '%.*s'",
-                                   static_cast<int>(method.size()), method.data());
+            m_failure = Error(Exit::unavailable, "it closed its output");
         } else {
             Message& m = **next;
             bool answer = m.kind == Kind::response || m.kind == Kind::error;

@@ -4,7 +4,12 @@
 // waits for its answer, whichever order the peer answers in. One thread at a time reads the peer:
 // it hands each answer to the call waiting for it, and each request of the peer's own to
 // `on_request`, one at a time. Once reading fails (the peer closed, or a line could not be read),
-// that call and every other, waiting or later, fail with the same error.
+// that call and every other, waiting or later, fail with the same error ("it closed its output",
+// or the read error). Sending is not under the Caller's lock: a request that takes long to write
+// holds up no answer.
+//
+// `on_request` runs on whichever thread reads at the time, with reading held: while it runs no
+// answer is read, and it must not make a call of this Caller itself (such a call fails).
 #pragma once
 
 #include "lib/result.hpp"
@@ -18,6 +23,7 @@
 #include <optional>
 #include <set>
 #include <string_view>
+#include <thread>
 
 namespace sion::rpc {
 
@@ -51,6 +57,7 @@ private:
     std::map<int64_t, Message> m_answers; // read, for the calls waiting for them
     std::set<int64_t> m_waiting;          // the calls waiting
     bool m_reading = false;               // a thread reads (or answers the peer's request)
+    std::thread::id m_answering;          // the thread in on_request, while one is
     std::optional<Error> m_failure;
 };
 

@@ -66,13 +66,18 @@ Result<std::optional<Message>> Connection::read() {
 }
 
 Result<int64_t> Connection::request(std::string_view method, JsonView params) {
-    int64_t id = 0;
-    {
-        std::lock_guard lock(m_sending);
-        id = m_next_id++;
-    }
-    SION_CHECK(send(encode_request(id, method, params)));
+    int64_t id = next_id();
+    SION_CHECK(send_request(id, method, params));
     return id;
+}
+
+int64_t Connection::next_id() {
+    std::lock_guard lock(m_sending);
+    return m_next_id++;
+}
+
+Status Connection::send_request(int64_t id, std::string_view method, JsonView params) {
+    return send(encode_request(id, method, params));
 }
 
 Status Connection::notify(std::string_view method, JsonView params) {

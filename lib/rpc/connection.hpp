@@ -52,6 +52,10 @@ public:
     [[nodiscard]] Status send(std::string_view line);
     // Sends a request with a fresh integer id and returns the id.
     [[nodiscard]] Result<int64_t> request(std::string_view method, JsonView params = {});
+    // The two halves of request(), for a caller that must know the id before the request goes:
+    // a fresh id, and the request sent with it.
+    [[nodiscard]] int64_t next_id();
+    [[nodiscard]] Status send_request(int64_t id, std::string_view method, JsonView params = {});
     [[nodiscard]] Status notify(std::string_view method, JsonView params = {});
     [[nodiscard]] Status reply(const Message& request, const Reply& reply);
 

@@ -77,15 +77,11 @@ Session make_session(size_t size) {
         CompactionPlan plan = plan_compaction(s.conversation, s.compaction, {});
         if (plan.empty())
             continue;
-        Json record = Json::object();
-        record.set("cut", Json::strings(plan.cut));
-        if (plan.summarize_to) {
-            record.set("kept_from", static_cast<int64_t>(*plan.summarize_to));
-            record.set("summary", std::string_view(summary_text(*plan.summarize_to - 1, s.calls,
-                                                                std::string(1'500, 'n'), false,
-                                                                summary_most({}))));
-        }
-        s.compaction.add(record);
+        std::string summary;
+        if (plan.summarize_to)
+            summary = summary_text(*plan.summarize_to - 1, s.calls, std::string(1'500, 'n'), false,
+                                   summary_most({}));
+        s.compaction.add(compaction_record(plan, s.compaction, summary));
     }
     return s;
 }

@@ -377,7 +377,7 @@ TEST(ScriptModel, SummaryTurnsAnswerOnlyASummarysRequest) {
     }
     a = ask(*model);
     ASSERT_FALSE(a);
-    EXPECT_EQ(a.error().message(), "script 't.json' has no turn left (it has 4)");
+    EXPECT_EQ(a.error().message(), "script 't.json' has no turn left (it has 2)");
 }
 
 TEST(ScriptModel, AnEmptyScriptHasNoTurnAtAll) {

@@ -116,7 +116,7 @@ TEST(RpcCaller, APeerThatGoesAwayFailsEveryCallWaitingAndLater) {
         t.join();
     peer.join();
     EXPECT_EQ(failed[0], failed[1]);
-    EXPECT_EQ(failed[0], "peer closed before answering 'work'");
+    EXPECT_EQ(failed[0], "it closed its output");
     auto later = caller.call("more");
     ASSERT_FALSE(later);
     EXPECT_EQ(later.error().message(), failed[0]);
@@ -140,6 +140,28 @@ TEST(RpcCaller, APeerRequestWithoutAHandlerIsAnsweredMethodNotFound) {
     peer.join();
     ASSERT_TRUE(answer);
     EXPECT_EQ(answer->kind, Kind::response);
+}
+
+TEST(RpcCaller, AnAnswerToThePeerMakesNoCallOfItsOwn) {
+    Ends ends;
+    Connection conn(ends.ours.get(), ends.ours.get());
+    std::string refused;
+    Caller* self = nullptr;
+    Caller caller(conn, [&](const Message& request) {
+        auto nested = self->call("more");
+        refused = nested ? "answered" : nested.error().message();
+        EXPECT_TRUE(conn.reply(request, Reply::ok(Json::object())));
+    });
+    self = &caller;
+    std::thread peer([&] {
+        Connection p(ends.theirs.get(), ends.theirs.get());
+        Message work = next_request(p);
+        EXPECT_TRUE(p.call("ask/person"));
+        EXPECT_TRUE(p.reply(work, Reply::ok(Json::object())));
+    });
+    EXPECT_TRUE(caller.call("work"));
+    peer.join();
+    EXPECT_EQ(refused, "'more' asked while answering the peer's request");
 }
 
 } // namespace

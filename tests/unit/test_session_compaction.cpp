@@ -269,7 +269,7 @@ TEST(ThingNamed, IsOneThingWhicheverWayItsPathWasWritten) {
     auto named = [](std::string_view input) {
         auto j = Json::parse(input);
         EXPECT_TRUE(j);
-        return thing_named(j->view()).value_or("(none)");
+        return thing_named("read_file", j->view()).value_or("(none)");
     };
     EXPECT_EQ(named(R"({"path": "notes/a.txt"})"), "notes/a.txt");
     EXPECT_EQ(named(R"({"path": "./notes//a.txt"})"), "notes/a.txt");
@@ -284,6 +284,13 @@ TEST(ThingNamed, IsOneThingWhicheverWayItsPathWasWritten) {
     EXPECT_EQ(named(R"({"path": "src", "pattern": "*.c"})"), "(none)");
     EXPECT_EQ(named(R"({"command": "cat a.txt"})"), "(none)");
     EXPECT_EQ(named(R"({"path": ""})"), "(none)");
+    // find_files names the files it listed.
+    auto listed = [](std::string_view input) {
+        return thing_named("find_files", *Json::parse(input)).value_or("(none)");
+    };
+    EXPECT_EQ(listed(R"({"pattern": "*.c"})"), "*.c");
+    EXPECT_EQ(listed(R"({"pattern": "**/*.c", "path": "./src/"})"), "src/**/*.c");
+    EXPECT_EQ(listed(R"({"path": "src"})"), "(none)");
 }
 
 CallRow call(std::string tool, std::string_view input, std::string effect, std::string state,
@@ -323,6 +330,8 @@ TEST(SummaryText, IsExactForAKnownSession) {
               "  wrote 2 bytes to b.txt\n"
               "- notes/a.txt, by read_file:\n"
               "  third\n"
+              "- src/*, by find_files:\n"
+              "  a.c\n"
               "\n"
               "What happened in those messages, as the session's model summarised it:\n"
               "The person asked for b.txt; it was written.");
