@@ -143,7 +143,7 @@ src/deep/x/y.rs:7:needle seven
 ← no line matches '(a+)+$'
 → search_files
 ← tools/gen.py:1:needle
-the conversation is compacted: 24 messages summarized; the model is sent 14 messages, 1280 characters
+the conversation is compacted: 24 messages summarized; the model is sent 14 messages, 1908 characters
 → search_files
 ✗ cannot open 'link-out': 'link-out' is outside the workspace
 → search_files
