@@ -52,13 +52,10 @@ expect_grep '^you: Are you there\?$' "$scratch/out"
 # the stand-in SERVER playing SCRIPT, its URL for @URL@ in the VALUEs; SYSTEM a Python expression
 # of a request `e` giving the system prompt as that API takes it.
 across() {
-    local name=$1 server=$2 script=$3 model=$4 system=$5 url log id env=() args=()
-    shift 5
-    while [ $# -gt 0 ] && [ "$1" != -- ]; do env+=("$1") && shift; done
-    [ $# -gt 0 ] && shift && args=("$@")
-    start_standin "$name" "$server" "$script" "${args[@]}"
-    eval "url=\$${name}_url log=\$${name}_log"
-    env=("${env[@]//@URL@/$url}")
+    local name=$1 model=$4 system=$5 log id env
+    start_standin_for "$1" "$2" "$3" "${@:6}"
+    eval "log=\$${name}_log"
+    env=("${standin_env[@]}")
     expect_exit 0 env "${env[@]}" timeout 60 setsid -w sion agent run coder "$agent" --model "$model" \
         --workspace work --task 'Write a.txt' --autonomy L3 </dev/null
     id=$(session_id)

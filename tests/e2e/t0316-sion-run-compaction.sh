@@ -50,15 +50,10 @@ PY
 # the stand-in SERVER playing SCRIPT, its URL for @URL@ in the VALUEs, within $LIMITS (4000
 # characters and 20 messages when unset); its transcript in $scratch/NAME.out.
 long() {
-    local name=$1 server=$2 script=$3 model=$4 url env=() args=()
-    shift 4
-    while [ $# -gt 0 ] && [ "$1" != -- ]; do env+=("$1") && shift; done
-    [ $# -gt 0 ] && shift && args=("$@")
-    start_standin "$name" "$server" "$script" "${args[@]}"
-    eval "url=\$${name}_url"
-    env=("${env[@]//@URL@/$url}")
+    local name=$1 model=$4
+    start_standin_for "$1" "$2" "$3" "${@:5}"
     # shellcheck disable=SC2086 # the limits are words
-    expect_exit 0 env "${env[@]}" timeout 120 setsid -w sion agent run coder "$agent" --model "$model" \
+    expect_exit 0 env "${standin_env[@]}" timeout 120 setsid -w sion agent run coder "$agent" --model "$model" \
         --workspace work --autonomy L3 ${LIMITS:---context-chars 4000 --context-messages 20} \
         --task 'Read the notes and write the files.' </dev/null
     cp "$scratch/out" "$scratch/$name.out"

@@ -27,6 +27,20 @@ start_standin() {
     eval "${name}_log=$at.log"
 }
 
+# start_standin_for NAME SERVER SCRIPT VAR=VALUE... [-- STAND-IN ARGS...]: start_standin NAME
+# SERVER SCRIPT with the stand-in's ARGS, and the array standin_env set to the VAR=VALUEs with
+# @URL@ made the stand-in's URL, for `env "${standin_env[@]}" sion …`.
+start_standin_for() {
+    local name=$1 server=$2 script=$3 url args=()
+    shift 3
+    standin_env=()
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do standin_env+=("$1") && shift; done
+    [ $# -gt 0 ] && shift && args=("$@")
+    start_standin "$name" "$server" "$script" "${args[@]}"
+    eval "url=\$${name}_url"
+    standin_env=("${standin_env[@]//@URL@/$url}")
+}
+
 # session_id: the session's id in the first line of $scratch/out.
 session_id() { sed -n '1s/^session \([0-9a-f]\{16\}\) for agent .*$/\1/p' "$scratch/out"; }
 
