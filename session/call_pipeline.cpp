@@ -161,11 +161,17 @@ ToolResult CallPipeline::program_call(std::string_view name, JsonView input) {
     return {row.result, row.state != "ok", row.tainted, {}};
 }
 
+std::optional<std::string> CallPipeline::hook_blocks(const CallRow& row) {
+    HookVerdict before = m_p.hooks->fire("before-tool", hook_event(row));
+    if (before.allow)
+        return std::nullopt;
+    return "a hook blocked this call: " + before.reason;
+}
+
 Result<Json> CallPipeline::run_tool(Tool& tool, CallRow& row) {
     // before-tool hooks, once the policy and the person let the call run.
-    HookVerdict before = m_p.hooks->fire("before-tool", hook_event(row));
-    if (!before.allow)
-        return refuse(row, "a hook blocked this call: " + before.reason);
+    if (auto blocked = hook_blocks(row))
+        return refuse(row, std::move(*blocked));
     std::optional<int64_t> entry;
     if (tool.journaled()) {
         SION_TRY(Begun begun, m_journal.begin(m_p.session->id, row.tool, row.input));
@@ -269,9 +275,7 @@ Result<std::vector<Json>> CallPipeline::run_beside(std::span<const Asked> calls)
         Running& r = running[k];
         r.tool = *m_p.find_tool(calls[k].call.tool);
         SION_CHECK(begin_row(calls[k].call, *r.tool, r.row));
-        HookVerdict before = m_p.hooks->fire("before-tool", hook_event(r.row));
-        if (!before.allow)
-            r.blocked = "a hook blocked this call: " + before.reason;
+        r.blocked = hook_blocks(r.row);
     }
     // What a server asks meanwhile is recorded as happening during the first of them.
     m_under_way = calls[0].call.id;

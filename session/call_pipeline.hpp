@@ -105,6 +105,8 @@ private:
     Result<Decision> begin_row(const models::ToolCall& call, Tool& tool, CallRow& row);
     // Runs the call's tool, its start and how long it ran on its row.
     Result<ToolResult> timed_run(Tool& tool, CallRow& row);
+    // Why a before-tool hook blocks the call, or nullopt when none does.
+    std::optional<std::string> hook_blocks(const CallRow& row);
     // Asks the person about a call the policy asks about: why it is refused, or nullopt to run it.
     std::optional<std::string> ask_person(const CallRow& row);
     // Whether `call` may run beside others (model_calls()).

@@ -18,11 +18,11 @@ constexpr size_t k_narrative_share = 2;
 Result<std::vector<Json>> Loop::sent() {
     CompactionPlan plan = plan_compaction(m_conversation, m_compaction, m_p.settings.context);
     if (!plan.empty())
-        SION_CHECK(compact(plan));
+        return compact(plan);
     return sent_conversation(m_conversation, m_compaction);
 }
 
-Status Loop::compact(const CompactionPlan& plan) {
+Result<std::vector<Json>> Loop::compact(const CompactionPlan& plan) {
     std::string summary;
     if (plan.summarize_to) {
         size_t to = *plan.summarize_to;
@@ -43,7 +43,7 @@ Status Loop::compact(const CompactionPlan& plan) {
     SION_CHECK(append_message(*m_p.db, m_p.row.id, record));
     m_compaction = std::move(after);
     m_p.out->compacted(record);
-    return {};
+    return sent_now;
 }
 
 Result<Loop::Narrative> Loop::narrate(size_t from, size_t to) {

@@ -76,6 +76,10 @@ void Compaction::add(JsonView record) {
     }
 }
 
+bool Compaction::cuts(JsonView m) const {
+    return role_of(m) == "tool" && cut.count(std::string(text_of(m, "call"))) != 0;
+}
+
 std::string cut_line(JsonView m) {
     return format("[cut to keep the conversation short: %s's %s of %zu characters; make the call "
                   "again to see it]",
@@ -97,7 +101,7 @@ std::vector<Json> sent_conversation(std::span<const Json> conversation, const Co
     }
     for (size_t i = c.sent_from(); i < conversation.size(); ++i) {
         JsonView m = conversation[i];
-        if (role_of(m) == "tool" && c.cut.count(std::string(text_of(m, "call"))) != 0) {
+        if (c.cuts(m)) {
             Json short_one = Json::object();
             for (JsonView member : m)
                 if (member.key() != "text" && member.key() != "images")
@@ -123,8 +127,7 @@ CompactionPlan plan_compaction(std::span<const Json> conversation, const Compact
     size_t total = message_chars(conversation[0]) + chars(c.summary);
     for (size_t i = from; i < n; ++i) {
         JsonView m = conversation[i];
-        bool was_cut = role_of(m) == "tool" && c.cut.count(std::string(text_of(m, "call"))) != 0;
-        sizes[i] = was_cut ? chars(cut_line(m)) : message_chars(m);
+        sizes[i] = c.cuts(m) ? chars(cut_line(m)) : message_chars(m);
         total += sizes[i];
     }
     size_t messages = 1 + (c.kept_from > 0 ? 1 : 0) + (n - from);
@@ -136,11 +139,9 @@ CompactionPlan plan_compaction(std::span<const Json> conversation, const Compact
     if (total > limits.chars)
         for (size_t i = from; i < end; ++i) {
             JsonView m = conversation[i];
-            std::string id(text_of(m, "call"));
-            if (role_of(m) != "tool" || c.cut.count(id) != 0
-                || chars(text_of(m)) <= k_cut_longer_than)
+            if (role_of(m) != "tool" || c.cuts(m) || chars(text_of(m)) <= k_cut_longer_than)
                 continue;
-            plan.cut.push_back(id);
+            plan.cut.emplace_back(text_of(m, "call"));
             cut_at.push_back(i);
             total = total - sizes[i] + chars(cut_line(m));
         }

@@ -58,6 +58,9 @@ struct Compaction {
 
     void add(JsonView record);
 
+    // Whether `message` is a call's result sent cut to a line.
+    [[nodiscard]] bool cuts(JsonView message) const;
+
     // The conversation's index of the first message sent after the first message and the summary:
     // kept_from, or 1 with no summary.
     [[nodiscard]] size_t sent_from() const { return kept_from > 0 ? kept_from : 1; }

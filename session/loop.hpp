@@ -108,8 +108,9 @@ private:
     // limits.
     Result<std::vector<Json>> sent();
 
-    // Makes the compaction `plan` says, records it with the session and shows its line.
-    Status compact(const CompactionPlan& plan);
+    // Makes the compaction `plan` says, records it with the session and shows its line; returns
+    // what the model is sent from now on.
+    Result<std::vector<Json>> compact(const CompactionPlan& plan);
 
     // The narrative of the conversation's [from, to) (and the summary before), written by the
     // session's model as data with no tools, its tokens the run's; or why there is none.

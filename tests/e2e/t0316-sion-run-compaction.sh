@@ -187,6 +187,20 @@ expect_query "$j_log" 'sorted({c["content"] for e in r for m in e["body"]["messa
 expect_grep '^← \[made before in this session: not made again; its answer then\]$' "$scratch/out"
 expect_query "$scratch/bridge.log" 'len([e for e in entries if e.get("method") == "tools/call"])' '1'
 
+# The scripted model's summary turn: a narrative that says nothing is no narrative, and says so.
+python3 - <<'PY'
+import json
+turns = [{"calls": [{"tool": "read_file", "input": {"path": f"notes/f{k:02}.txt"}}]} for k in range(1, 6)]
+turns += [{"summary": True, "calls": [{"tool": "read_file", "input": {"path": "notes/f01.txt"}}]}, {"text": "Done."}]
+json.dump({"turns": turns}, open("scripts/mute.json", "w"))
+PY
+expect_exit 0 sion agent run coder "$agent" --model script:scripts/mute.json --workspace work --autonomy L3 \
+    --context-messages 6 --task 'Read five notes.'
+expect_grep '^the conversation is compacted: [0-9]+ messages summarized; ' "$scratch/out"
+expect_exit 0 sion agent show "$(session_id)" --json
+expect_query "$scratch/out" '[e["summary"].split("\n")[-1] for e in entries if e["event"] == "compacted" and "summary" in e][:1]' \
+    '["What happened in those messages could not be summarised (the model wrote none): the calls and things above are what is kept of them."]'
+
 # Bad limits are refused, nothing stored.
 before=$(sion agent sessions "$agent" | wc -l)
 expect_exit 64 sion agent run coder "$agent" --model script:scripts/again.json --task x --context-chars 10
