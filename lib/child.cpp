@@ -576,4 +576,11 @@ Result<RunResult> run(ChildSpec spec, std::string_view input, size_t output_limi
     return result;
 }
 
+std::vector<std::string> own_environment() {
+    std::vector<std::string> env;
+    for (char** e = environ; e != nullptr && *e != nullptr; ++e) // unistd.h declares environ
+        env.emplace_back(*e);
+    return env;
+}
+
 } // namespace sion

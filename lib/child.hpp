@@ -163,6 +163,10 @@ struct RunResult : ExitStatus {
     uint64_t err_total = 0;
 };
 
+// This process's whole environment, as ChildSpec::env takes it: for a child of sion's own that
+// reads what this one was given ($SION_HOME, providers' keys, SION_EXEC_PATH).
+[[nodiscard]] std::vector<std::string> own_environment();
+
 inline constexpr size_t k_default_output_limit = size_t{16} << 20;
 
 // Spawns `spec` with pipes on fds 0-2 (whatever spec.in, out and err say), writes `input` to its

@@ -103,6 +103,21 @@ CREATE TABLE profile_mcp (
 ALTER TABLE sessions ADD COLUMN cache_read_tokens INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE sessions ADD COLUMN cache_write_tokens INTEGER NOT NULL DEFAULT 0;
 )sql"},
+    {4, R"sql(
+CREATE TABLE routes (
+    profile     TEXT NOT NULL REFERENCES profiles(name),
+    name        TEXT NOT NULL,
+    place       INTEGER NOT NULL,
+    models      TEXT NOT NULL,
+    about       TEXT,
+    sent_when   TEXT CHECK (sent_when IN ('pictures', 'long')),
+    longer_than INTEGER CHECK (longer_than >= 0),
+    created     INTEGER NOT NULL,
+    PRIMARY KEY (profile, name),
+    CHECK ((about IS NULL) != (sent_when IS NULL))
+) STRICT;
+ALTER TABLE profiles ADD COLUMN sorter TEXT;
+)sql"},
 };
 
 } // namespace

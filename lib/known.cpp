@@ -26,6 +26,8 @@ Result<Stmt> names_of(Db& db, std::string_view kind) {
         return db.prepare("SELECT name, '' FROM profiles ORDER BY name");
     if (kind == "mcp-server")
         return db.prepare("SELECT name, '' FROM mcp_servers ORDER BY name");
+    if (kind == "route")
+        return db.prepare("SELECT name, 'profile ' || profile FROM routes ORDER BY profile, place");
     return Error{Exit::software, "no such kind"};
 }
 
@@ -56,9 +58,11 @@ std::vector<std::string> known_names(std::string_view kind,
     if (!db)
         return {};
     auto stmt = names_of(*db, kind);
-    // `run PROFILE AGENT`: the agents of PROFILE, when the operand before names a profile.
-    std::string of_profile =
-        kind == "agent" && !operands.empty() ? "profile " + operands.back() : "";
+    // `run PROFILE AGENT`, `remove PROFILE ROUTE`: the agents or routes of PROFILE, when the
+    // operand before names a profile.
+    std::string of_profile = (kind == "agent" || kind == "route") && !operands.empty()
+                                 ? "profile " + operands.back()
+                                 : "";
     std::vector<std::string> narrowed;
     while (stmt) {
         auto row = stmt->step();

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // What sion knows by name, for shell completions (`PROGRAM __complete`, lib/cli.hpp): the model
-// providers, and the agents, sessions, profiles, MCP servers and credentials of $SION_HOME.
+// providers, and the agents, sessions, profiles, routes, MCP servers and credentials of
+// $SION_HOME.
 // Reading never makes the home, the database or the store, and what cannot be read is simply
 // not offered: this runs under a shell's prompt.
 #pragma once
@@ -16,6 +17,8 @@ namespace sion {
 //                 the agents of the profile the operand before names, when one does
 //   "session"     the 100 latest sessions' ids, with their state and agent
 //   "profile"     the profiles' names
+//   "route"       the routes' names, with their profile: those of the profile the operand before
+//                 names, when one does
 //   "mcp-server"  the MCP servers' names on the shelf
 //   "credential"  the names of the credentials kept sealed
 //   "provider"    the model providers, each with its colon ("anthropic:")

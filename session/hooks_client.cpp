@@ -7,18 +7,9 @@
 
 #include <unistd.h>
 
-extern char** environ; // NOLINT: POSIX's
-
 namespace sion::session {
 
 namespace {
-
-std::vector<std::string> own_environment() {
-    std::vector<std::string> env;
-    for (char** e = environ; e != nullptr && *e != nullptr; ++e)
-        env.emplace_back(*e);
-    return env;
-}
 
 // sion-hooks's first line on stderr, its prefix left off, for a message of ours.
 std::string said(const RunResult& r) {

@@ -3,6 +3,7 @@
 // its servers have the session's model write.
 #include "session/mcp_client.hpp"
 
+#include "lib/child.hpp"
 #include "lib/programs.hpp"
 #include "lib/text.hpp"
 
@@ -17,14 +18,6 @@ namespace {
 
 // The bridge cuts what a tool returns to size; a line this long is not an answer worth waiting on.
 constexpr size_t k_max_line = size_t{64} << 20;
-
-// environ: unistd.h declares it (g++ defines _GNU_SOURCE).
-std::vector<std::string> whole_environment() {
-    std::vector<std::string> env;
-    for (char** e = environ; e != nullptr && *e != nullptr; ++e)
-        env.emplace_back(*e);
-    return env;
-}
 
 Result<McpTool> parse_tool(JsonView t) {
     McpTool tool;
@@ -246,7 +239,7 @@ Result<std::unique_ptr<McpClient>> McpClient::start(const std::vector<std::strin
     if (!sampling_model.empty())
         spec.argv.insert(spec.argv.end(), {"--sampling-model", sampling_model});
     spec.argv.insert(spec.argv.end(), servers.begin(), servers.end());
-    spec.env = whole_environment();
+    spec.env = own_environment();
     spec.in = Stdio::pipe();
     spec.out = Stdio::pipe();
     spec.err = Stdio::inherit(); // its one-line messages are this session's log

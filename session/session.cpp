@@ -11,7 +11,8 @@ namespace sion::session {
 Result<Ending> Loop::run() {
     SION_TRY(m_conversation, load_messages(*m_p.db, m_p.row.id));
     // The instructions the session began with are its system prompt's; the lines about MCP
-    // servers a run showed are kept for `show`. Neither is the conversation.
+    // servers a run showed, and the route its task took, are kept for `show`. None is the
+    // conversation.
     bool kept = false;
     std::optional<std::string> began; // the system prompt the session began with
     std::erase_if(m_conversation, [&](const Json& m) {
@@ -27,13 +28,20 @@ Result<Ending> Loop::run() {
         if (role == "compaction")
             m_compaction.add(m.view());
         return role == "mcp" || role == "instructions" || role == "tools" || role == "system"
-               || role == "compaction";
+               || role == "compaction" || role == "route";
     });
     for (const Json& m : m_conversation)
         for (JsonView c : m.get("calls"))
             if (auto id = c.string("id"))
                 m_call_ids.insert(std::string(*id));
     m_p.out->session(m_p.row, m_p.continued);
+    if (m_p.route.exists()) {
+        SION_CHECK(append_message(*m_p.db, m_p.row.id, m_p.route));
+        m_p.out->routed(m_p.route.view());
+        // What the sorter used is the session's, and counts against its budget.
+        add_to(m_ending.usage, m_p.route_usage);
+        SION_CHECK(add_usage(*m_p.db, m_p.row.id, m_p.route_usage));
+    }
     if (!kept && !m_p.instructions.empty()) {
         SION_CHECK(append_message(*m_p.db, m_p.row.id, instructions_message(m_p.instructions)));
         m_p.out->notice(instructions_line(m_p.instructions));

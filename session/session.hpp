@@ -38,6 +38,10 @@ struct SessionParts {
     std::string prompt;       // "SERVER:PROMPT" when the task is a server's prompt (--prompt)
     // The AGENTS.md files read for a new session; a continued one's are the ones it kept.
     std::vector<InstructionFile> instructions;
+    // A new session whose task was routed: the route it took (session/routing.hpp), kept as its
+    // first message, and what the sorter used; empty otherwise.
+    Json route;
+    models::Usage route_usage;
 };
 
 // Runs the session to the end of this run and records how it ended. Returns its Ending; an Error

@@ -6,6 +6,7 @@
 #include "lib/picture.hpp"
 #include "lib/text.hpp"
 #include "session/compaction.hpp"
+#include "session/routing.hpp"
 #include "session/shown.hpp"
 
 #include <unistd.h>
@@ -107,6 +108,8 @@ public:
     }
 
     void compacted(JsonView record) override { put(m_out, compaction_line(record)); }
+
+    void routed(JsonView record) override { put(m_out, shown_line(routed_line(record))); }
 
     void end(const SessionRow& row, const Ending& ending) override {
         put(m_out, paint(ending.state == "done" ? k_bold : k_red,
@@ -220,6 +223,14 @@ public:
         e.set("chars", record.integer_or("chars", 0).value_or(0));
         if (auto summary = record.string("summary"))
             e.set("summary", *summary);
+        emit(e);
+    }
+
+    void routed(JsonView record) override {
+        Json e = event("routed");
+        for (const char* member : {"route", "why", "models", "sorter", "usage"})
+            if (record.get(member).exists())
+                e.set(member, Json::copy_of(record.get(member)));
         emit(e);
     }
 

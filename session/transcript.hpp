@@ -52,6 +52,8 @@ public:
     virtual void result(const CallRow& call) = 0;
     // A compaction, as its record is kept (compaction.hpp): what the model is sent from now on.
     virtual void compacted(JsonView record) = 0;
+    // The route a new session's task took (session/routing.hpp's record).
+    virtual void routed(JsonView record) = 0;
     virtual void end(const SessionRow& row, const Ending& ending) = 0;
 };
 

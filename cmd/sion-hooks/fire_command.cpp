@@ -6,6 +6,7 @@
 #include "hooks/fire.hpp"
 #include "hooks/hooks_file.hpp"
 #include "hooks/hooks_log.hpp"
+#include "lib/child.hpp"
 #include "lib/cli.hpp"
 #include "lib/fd.hpp"
 #include "lib/home.hpp"
@@ -16,8 +17,6 @@
 
 #include <cstdio>
 
-extern char** environ; // NOLINT: POSIX's
-
 namespace sion::hooks_cmd {
 
 namespace {
@@ -26,13 +25,6 @@ using namespace sion::hooks;
 
 // The event JSON: a tool's whole input is in it, and a write_file's content may be large.
 constexpr size_t k_event_max = size_t{16} << 20;
-
-std::vector<std::string> own_environment() {
-    std::vector<std::string> env;
-    for (char** e = environ; e != nullptr && *e != nullptr; ++e)
-        env.emplace_back(*e);
-    return env;
-}
 
 std::string directory_of(const std::string& path) {
     return path.substr(0, path.rfind('/'));

@@ -8,8 +8,10 @@
 #include "lib/log.hpp"
 #include "lib/picture.hpp"
 #include "lib/proto/mcp_names.hpp"
+#include "lib/routes.hpp"
 #include "lib/text.hpp"
 #include "session/mcp_client.hpp"
+#include "session/routing.hpp"
 #include "session/sandbox_client.hpp"
 #include "session/session.hpp"
 
@@ -117,6 +119,23 @@ std::vector<std::string> mcp_servers(Db& db, const RunSettings& settings, const 
     return servers;
 }
 
+// The first run of a routed session, in its profile's log of routed sessions: a log that cannot
+// be written is said, and the run's ending stands.
+void note_routed(const std::string& home, const SessionParts& parts, const Ending& ending) {
+    routes::Noted noted;
+    noted.session = parts.row.id;
+    if (auto route = parts.route.view().string("route"))
+        noted.route = std::string(*route);
+    noted.why = std::string(parts.route.view().string_or("why", "").value_or(""));
+    noted.model = parts.settings.models.empty() ? "" : parts.settings.models[0];
+    noted.ended = ending.state;
+    noted.input_tokens = ending.usage.input_tokens;
+    noted.output_tokens = ending.usage.output_tokens;
+    noted.time_ms = now_ms();
+    if (Status written = routes::append_noted(home, parts.row.profile, noted); !written)
+        report(written.error().context("the routed session is not noted"));
+}
+
 } // namespace
 
 std::vector<OptionSpec> run_options() {
@@ -203,6 +222,17 @@ int run_command(int argc, const char* const* argv) {
     parts.db = &db;
     parts.task = task.value_or("");
     parts.pictures = task_pictures(args.values("picture"));
+    // A new session's task is routed, unless the person chose its models (--model); one started
+    // from a server's prompt is not, for its task is known only once its servers run.
+    std::optional<Routed> routed;
+    if (!stored && task && !args.has("model"))
+        routed = or_die(route_task(db, profile, *task, parts.pictures.view().size()));
+    if (routed) {
+        if (!routed->models.empty())
+            flags.set("models", Json::strings(routed->models));
+        parts.route = std::move(routed->record);
+        parts.route_usage = routed->usage;
+    }
     parts.settings = or_refuse(resolve_settings(flags, profile, home));
     for (const auto& m : parts.settings.models)
         parts.models.push_back(or_die(models::open_model(m)));
@@ -272,6 +302,8 @@ int run_command(int argc, const char* const* argv) {
     auto out = make_output(json, stdout, colour);
     parts.out = out.get();
     Ending ending = or_die(run_session(parts));
+    if (routed)
+        note_routed(home, parts, ending);
     return exit_status(ending);
 }
 

@@ -165,6 +165,10 @@ int show_command(int argc, const char* const* argv) {
             out->compacted(m.view());
             continue;
         }
+        if (role == "route") {
+            out->routed(m.view());
+            continue;
+        }
         if (models::is_note(m.view())) {
             out->notice(k_settings_changed);
             continue;

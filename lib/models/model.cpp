@@ -215,6 +215,12 @@ Result<std::unique_ptr<Model>> open_model(std::string_view spec) {
 
 Result<std::string> kept_model_spec(std::string_view spec) {
     SION_TRY(ModelSpec parts, split_spec(spec));
+    bool known = false;
+    for (const Provider& p : k_providers)
+        known = known || p.name == parts.provider;
+    if (!known)
+        return make_error(Exit::usage, "unknown model provider '%s' in '%.*s'",
+                          parts.provider.c_str(), static_cast<int>(spec.size()), spec.data());
     if (parts.provider != "script" || parts.model[0] == '/')
         return std::string(spec);
     SION_TRY(std::string path, resolve_path(parts.model));

@@ -115,10 +115,10 @@ struct Origin {
 // none. The messages after it are the task's that is under way.
 [[nodiscard]] size_t persons_last(std::span<const Json> conversation);
 
-// What a request is for: a turn of the session, the narrative of a compaction's summary, or a
-// completion an MCP server asked for. Providers send each alike; the scripted model answers a
-// summary from its own turns.
-enum class Purpose { turn, summary, completion };
+// What a request is for: a turn of the session, the narrative of a compaction's summary, a
+// completion an MCP server asked for, or a sorter's choice of a route (sion-route). Providers send
+// each alike; the scripted model answers a summary and a sorter's request from turns of their own.
+enum class Purpose { turn, summary, completion, sort };
 
 struct Request {
     std::string_view system;
@@ -181,7 +181,8 @@ private:
 
 // `spec` as it should be kept (in a profile, a session's settings): a script's path made absolute
 // against the current directory, so it names the same file wherever the session is continued;
-// other specs as they are. Exit::usage as open_model() for a malformed spec.
+// other specs as they are. Exit::usage as open_model() for a malformed spec or an unknown
+// provider; nothing else is checked (a provider's key may be set later).
 [[nodiscard]] Result<std::string> kept_model_spec(std::string_view spec);
 
 // The exit code of a provider's HTTP status that is not a success: 400 Exit::data (malformed),

@@ -102,7 +102,12 @@ Status read_turn(JsonView v, size_t n, Turn& turn) {
     auto summary = v.boolean_or("summary", false);
     if (!summary)
         return summary.error().context(where);
-    turn.summary = *summary;
+    auto sort = v.boolean_or("sort", false);
+    if (!sort)
+        return sort.error().context(where);
+    if (*summary && *sort)
+        return make_error(Exit::data, "%s is marked both summary and sort", where.c_str());
+    turn.purpose = *summary ? Purpose::summary : *sort ? Purpose::sort : Purpose::turn;
     if (v.get("fail").exists()) {
         auto fail = v.object("fail");
         if (!fail)
@@ -197,22 +202,26 @@ Result<std::unique_ptr<ScriptModel>> ScriptModel::parse(std::string name, std::s
 }
 
 Result<Answer> ScriptModel::answer(const Request& request) {
-    bool summary = request.purpose == Purpose::summary;
-    size_t& next = summary ? m_next_summary : m_next;
-    while (next < m_turns.size() && m_turns[next].summary != summary)
+    Purpose played = played_by(request.purpose);
+    size_t& next = played == Purpose::summary ? m_next_summary
+                   : played == Purpose::sort  ? m_next_sort
+                                              : m_next;
+    while (next < m_turns.size() && m_turns[next].purpose != played)
         ++next;
-    if (summary && next >= m_turns.size()) {
+    if (played != Purpose::turn && next >= m_turns.size()) {
         Answer none;
-        none.text = "The scripted model writes no summary: its script has no turn marked "
-                    "\"summary\" left.";
+        none.text = played == Purpose::sort
+                        ? "none"
+                        : "The scripted model writes no summary: its script has no turn marked "
+                          "\"summary\" left.";
         none.usage = Usage{.input_tokens = estimate_tokens(request),
                            .output_tokens = estimate_tokens(none.text)};
         return none;
     }
     if (next >= m_turns.size()) {
-        size_t turns = 0; // those a request other than a summary's plays
+        size_t turns = 0; // those a request other than a summary's or sort's plays
         for (const Turn& t : m_turns)
-            turns += t.summary ? 0 : 1;
+            turns += t.purpose == Purpose::turn ? 1 : 0;
         return make_error(Exit::no_input, "script '%s' has no turn left (it has %zu)",
                           m_path.c_str(), turns);
     }

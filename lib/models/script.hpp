@@ -13,7 +13,9 @@
 // A turn marked "summary": true answers only a request for a compaction's summary (Purpose::
 // summary), which takes the first of those left; with none left it is answered "The scripted
 // model writes no summary: its script has no turn marked "summary" left." and no turn is used, so
-// that a long scripted session plays its turns whenever it compacts.
+// that a long scripted session plays its turns whenever it compacts. A turn marked "sort": true
+// answers only a sorter's request (Purpose::sort, sion-route(1)) in the same way; with none left
+// the answer is "none" and no turn is used.
 // Without usage, the tokens are estimated (estimate_tokens()). A failure is reported as a
 // provider's would be: HTTP 429, 500, 502, 503, 504 and 529 are Exit::unavailable (the next model
 // is asked), 400 Exit::data, 401/402/403 Exit::no_perm, others Exit::unavailable, each "HTTP
@@ -53,8 +55,13 @@ private:
         Usage usage;
         int fail_status = 0; // non-zero: a failure
         std::string fail_message;
-        bool summary = false; // for a summary's request only
+        Purpose purpose = Purpose::turn; // summary or sort: for that request only
     };
+
+    // The purposes that have turns of their own: a completion plays the session's turns.
+    [[nodiscard]] static Purpose played_by(Purpose purpose) {
+        return purpose == Purpose::completion ? Purpose::turn : purpose;
+    }
 
     ScriptModel(std::string name, std::string path)
         : m_name(std::move(name)), m_path(std::move(path)) {}
@@ -62,8 +69,9 @@ private:
     std::string m_name;
     std::string m_path;
     std::vector<Turn> m_turns;
-    size_t m_next = 0;         // the next turn for a request other than a summary's
+    size_t m_next = 0;         // the next turn for a request other than a summary's or sort's
     size_t m_next_summary = 0; // the next turn for a summary's
+    size_t m_next_sort = 0;    // the next turn for a sorter's
 };
 
 } // namespace sion::models

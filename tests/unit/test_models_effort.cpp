@@ -123,6 +123,12 @@ TEST_F(Spec, KeptSpecsKeepTheirEffort) {
     ASSERT_TRUE(kept) << kept.error().message();
     EXPECT_EQ(*kept, "script:" + fs::canonical(m_dir).string() + "/s.json#xhigh");
     EXPECT_EQ(*kept_model_spec("anthropic:claude-opus-5-5#8000"), "anthropic:claude-opus-5-5#8000");
+    // No key is needed to keep a spec; a provider that does not exist is refused.
+    auto unknown = kept_model_spec("anthropc:claude-opus-5-5");
+    ASSERT_FALSE(unknown);
+    EXPECT_EQ(unknown.error().exit(), Exit::usage);
+    EXPECT_EQ(unknown.error().message(),
+              "unknown model provider 'anthropc' in 'anthropc:claude-opus-5-5'");
 }
 
 TEST_F(Spec, KeysAreNeededWhereTheProviderNeedsThem) {

@@ -380,6 +380,38 @@ TEST(ScriptModel, SummaryTurnsAnswerOnlyASummarysRequest) {
     EXPECT_EQ(a.error().message(), "script 't.json' has no turn left (it has 2)");
 }
 
+TEST(ScriptModel, SortTurnsAnswerOnlyASortersRequest) {
+    auto model = parse_ok(R"({"turns": [
+        {"sort": true, "text": "code"},
+        {"text": "one"},
+        {"summary": true, "text": "S1"}]})");
+    ASSERT_TRUE(model);
+    Request sort;
+    sort.purpose = Purpose::sort;
+    Request summary;
+    summary.purpose = Purpose::summary;
+    auto a = ask(*model); // the sorter's turn passed by
+    ASSERT_TRUE(a);
+    EXPECT_EQ(a->text, "one");
+    auto s = model->answer(sort);
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->text, "code");
+    auto m = model->answer(summary);
+    ASSERT_TRUE(m);
+    EXPECT_EQ(m->text, "S1");
+    // None left: the sorter is answered none, and uses nothing.
+    s = model->answer(sort);
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->text, "none");
+    a = ask(*model);
+    ASSERT_FALSE(a);
+    EXPECT_EQ(a.error().message(), "script 't.json' has no turn left (it has 1)");
+    auto both = ScriptModel::parse("script:t.json", "t.json",
+                                   R"({"turns": [{"sort": true, "summary": true, "text": "x"}]})");
+    ASSERT_FALSE(both);
+    EXPECT_EQ(both.error().message(), "script 't.json': turn 1 is marked both summary and sort");
+}
+
 TEST(ScriptModel, AnEmptyScriptHasNoTurnAtAll) {
     auto model = parse_ok(R"({"turns": []})");
     ASSERT_TRUE(model);
@@ -727,6 +759,7 @@ TEST(ScriptFixtures, EveryInvalidFixtureIsRefusedForItsReason) {
         {"usage-negative.json",
          "turn 1: usage: member 'input_tokens' is -1, not a count of tokens"},
         {"usage-no-output.json", "turn 1: usage: member 'output_tokens' is missing"},
+        {"sort-and-summary.json", "turn 1 is marked both summary and sort"},
         {"usage-only.json", "turn 1 has neither text nor calls"},
         {"usage-string.json", "turn 1: usage: member 'input_tokens' is a string, not an integer"},
         {"usage-too-large.json",

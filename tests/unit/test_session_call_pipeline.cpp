@@ -138,6 +138,8 @@ public:
 
     void compacted(JsonView) override {}
 
+    void routed(JsonView) override {}
+
     void end(const SessionRow&, const Ending&) override {}
 
     std::vector<std::string> shown;
