@@ -14,8 +14,9 @@ int main(int argc, char** argv) {
         "models and either says in words what tasks it is for (--about), for the sorter to\n"
         "choose, or what sends a task to it without asking (--when). set, sorter, list and\n"
         "remove keep a profile's routes; test says which route a task would take and why; show\n"
-        "adds up the routed sessions; pick routes a session's task (sion-run calls it). The\n"
-        "options follow the command.",
+        "adds up the routed sessions; eval measures the route's models on a set of cases and\n"
+        "puts the one that earns it first; pick routes a session's task (sion-run calls it).\n"
+        "The options follow the command.",
         {
             {"set", set_command,
              "set PROFILE ROUTE --model M [--model M]... (--about TEXT | --when pictures|long "
@@ -25,6 +26,10 @@ int main(int argc, char** argv) {
             {"remove", remove_command, "remove PROFILE ROUTE"},
             {"test", test_command, "test PROFILE TASK [--picture FILE]... [--json]"},
             {"show", show_command, "show PROFILE [--json]"},
+            {"eval", eval_command,
+             "eval PROFILE ROUTE --set CASES.json [--runs N] [--budget-tokens T] [-j N] [options]"},
+            {"eval", eval_command,
+             "eval PROFILE ROUTE --set CASES.json [--runs N] [--budget-tokens T] [-j N] [options]"},
             {"pick", pick_command, "pick < REQUEST.json"},
         },
         {},
