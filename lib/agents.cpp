@@ -197,6 +197,19 @@ Result<Agent> create_agent(Db& db, std::string_view profile) {
     return agent;
 }
 
+Status add_agent(Db& db, const Agent& agent) {
+    SION_TRY(Txn txn, Txn::begin(db));
+    SION_TRY(std::optional<Profile> found, find_profile(db, agent.profile));
+    if (!found)
+        return make_error(Exit::no_input, "no profile '%s'", agent.profile.c_str());
+    SION_TRY(Stmt insert, db.prepare("INSERT INTO agents (id, profile, created) VALUES (?1, ?2, "
+                                     "?3) ON CONFLICT (id) DO NOTHING"));
+    SION_CHECK(insert.bind_all(std::string_view(agent.id), std::string_view(agent.profile),
+                               agent.created));
+    SION_CHECK(insert.run());
+    return txn.commit();
+}
+
 // By rowid after created: agents made in the same millisecond keep the order they were made in.
 Result<std::vector<Agent>> list_agents(Db& db, std::optional<std::string_view> profile) {
     SION_TRY(Stmt stmt, db.prepare("SELECT id, profile, created FROM agents "

@@ -49,6 +49,10 @@ struct Agent {
 // A new agent of the profile (which must exist), with a fresh random id.
 [[nodiscard]] Result<Agent> create_agent(Db& db, std::string_view profile);
 
+// The agent as it is, id and all, made in this store when it is not there (its profile must be):
+// a store of its own on another machine, made for an agent's session (sion-route eval --on slurm).
+[[nodiscard]] Status add_agent(Db& db, const Agent& agent);
+
 // Agents, oldest first; of one profile when `profile` is given.
 [[nodiscard]] Result<std::vector<Agent>> list_agents(Db& db,
                                                      std::optional<std::string_view> profile);

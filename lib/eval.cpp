@@ -169,6 +169,11 @@ Result<std::vector<Case>> parse_set(std::string_view text, std::string_view wher
 }
 
 Result<std::vector<Case>> read_set(const std::string& path) {
+    SION_TRY(std::string text, read_set_text(path));
+    return parse_set(text, path);
+}
+
+Result<std::string> read_set_text(const std::string& path) {
     Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
     if (!fd)
         return sys_error(errno == ENOENT ? Exit::no_input : Exit::io, errno, "cannot read set '%s'",
@@ -179,7 +184,7 @@ Result<std::vector<Case>> read_set(const std::string& path) {
                    ? make_error(Exit::data, "set '%s' is larger than %zu bytes", path.c_str(),
                                 k_set_max)
                    : text.error().context("cannot read set '" + path + "'");
-    return parse_set(*text, path);
+    return text;
 }
 
 std::string_view outcome_name(Outcome outcome) {

@@ -38,7 +38,9 @@ struct Case {
 // missing", "… case 'parser': file '../x' is not a path within the workspace", "… two cases are
 // named 'parser'", "set 'fixes.json' has no cases".
 [[nodiscard]] Result<std::vector<Case>> parse_set(std::string_view text, std::string_view where);
-// The same from a file: Exit::no_input when it cannot be read.
+// A set's file as text, at most k_set_max bytes: Exit::no_input when it is not there
+// ("cannot read set 'fixes.json': No such file or directory"). read_set() parses it as well.
+[[nodiscard]] Result<std::string> read_set_text(const std::string& path);
 [[nodiscard]] Result<std::vector<Case>> read_set(const std::string& path);
 
 // What a run came to: it passed or failed its check, or it could not be made (a provider down, a

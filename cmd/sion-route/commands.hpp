@@ -23,6 +23,7 @@ namespace sion::route_cmd {
 [[nodiscard]] int pick_command(int argc, const char* const* argv);
 [[nodiscard]] int show_command(int argc, const char* const* argv);
 [[nodiscard]] int eval_command(int argc, const char* const* argv);
+[[nodiscard]] int eval_task_command(int argc, const char* const* argv);
 
 // sion.db of $SION_HOME, and the profile `name` in it, or die: a bad name exits 64, a profile
 // that does not exist 66 ("no profile 'lead'").

@@ -4,9 +4,8 @@
 // pass rates with Wilson's intervals, the differences from the first model with Newcombe's, and
 // the model that earns first place moved there.
 #include "cmd/sion-route/commands.hpp"
-#include "lib/child.hpp"
+#include "cmd/sion-route/eval_runs.hpp"
 #include "lib/cli.hpp"
-#include "lib/confined.hpp"
 #include "lib/eval.hpp"
 #include "lib/fd.hpp"
 #include "lib/home.hpp"
@@ -16,20 +15,15 @@
 #include "lib/programs.hpp"
 #include "lib/text.hpp"
 
-#include <fcntl.h>
-#include <pthread.h>
-#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
-#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <ctime>
-#include <filesystem>
+#include <functional>
 #include <mutex>
-#include <set>
 #include <thread>
 
 namespace sion::route_cmd {
@@ -39,370 +33,8 @@ namespace {
 using eval::Outcome;
 using eval::RunRecord;
 
-constexpr int64_t k_default_runs = 3;
-constexpr int64_t k_default_budget = 200000;
 constexpr int64_t k_most_runs = 1000;
 constexpr int64_t k_most_jobs = 256;
-// What is kept of a session's and a check's messages for a run's why.
-constexpr size_t k_why_max = 300;
-// What is read of a session's events and a check's result.
-constexpr size_t k_events_max = size_t{64} << 20;
-
-// One run to make: the model's index, the case's, and the run's number from 1.
-struct Planned {
-    size_t model = 0;
-    size_t case_index = 0;
-    int64_t number = 1;
-};
-
-struct Plan {
-    std::string profile;
-    std::string route;
-    std::vector<std::string> models;
-    std::vector<std::string> agents; // one a model
-    std::vector<eval::Case> cases;
-    int64_t runs = k_default_runs;
-    int64_t budget = k_default_budget;
-    std::string autonomy = "L3";
-    std::string dir; // absolute
-    std::string sion_run;
-    std::string sion_sandbox;
-};
-
-std::string first_line(std::string_view text) {
-    size_t start = text.find_first_not_of(" \n");
-    if (start == std::string_view::npos)
-        return "";
-    std::string line(text.substr(start, text.find('\n', start) - start));
-    if (line.size() > k_why_max)
-        line = line.substr(0, k_why_max) + "\u2026";
-    return line;
-}
-
-// "m2-parser-3": where a run's workspace, events and result are, under runs/.
-std::string run_name(const Plan& plan, const Planned& p) {
-    return format("m%zu-%s-%lld", p.model + 1, plan.cases[p.case_index].name.c_str(),
-                  static_cast<long long>(p.number));
-}
-
-Result<std::string> read_text(const std::string& path, size_t limit) {
-    Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-    if (!fd)
-        return sys_error(Exit::io, errno, "cannot read '%s'", path.c_str());
-    return read_all(fd.get(), limit);
-}
-
-// The process groups of the sessions and checks running, for Ctrl-C to end.
-class Running {
-public:
-    void add(pid_t pid) {
-        std::lock_guard lock(m_mutex);
-        m_pids.insert(pid);
-        if (m_stopping)
-            (void)::kill(-pid, SIGTERM);
-    }
-
-    void remove(pid_t pid) {
-        std::lock_guard lock(m_mutex);
-        m_pids.erase(pid);
-    }
-
-    void stop() {
-        std::lock_guard lock(m_mutex);
-        m_stopping = true;
-        for (pid_t pid : m_pids)
-            (void)::kill(-pid, SIGTERM);
-    }
-
-    [[nodiscard]] bool stopping() {
-        std::lock_guard lock(m_mutex);
-        return m_stopping;
-    }
-
-private:
-    std::mutex m_mutex;
-    std::set<pid_t> m_pids;
-    bool m_stopping = false;
-};
-
-// Runs `spec` to its end, known to `running` meanwhile.
-Result<ExitStatus> run_known(ChildSpec spec, Running& running) {
-    SION_TRY(Child child, Child::spawn(spec));
-    running.add(child.pid());
-    pid_t pid = child.pid();
-    auto status = child.wait();
-    running.remove(pid);
-    return status;
-}
-
-// The session's id and what it used, from its events; the end's state when it came to one.
-struct SessionSeen {
-    std::string id;
-    std::string state;
-    std::string why; // the end's, when it says one
-    int64_t input_tokens = 0;
-    int64_t output_tokens = 0;
-};
-
-SessionSeen read_events(const std::string& path) {
-    SessionSeen seen;
-    auto text = read_text(path, k_events_max);
-    if (!text)
-        return seen;
-    for (size_t at = 0; at < text->size();) {
-        size_t nl = text->find('\n', at);
-        std::string_view line = std::string_view(*text).substr(
-            at, nl == std::string::npos ? std::string::npos : nl - at);
-        at = nl == std::string::npos ? text->size() : nl + 1;
-        auto event = Json::parse(line);
-        if (!event)
-            continue;
-        JsonView v = event->view();
-        std::string_view kind = v.string_or("event", "").value_or("");
-        if (kind == "session")
-            seen.id = std::string(v.string_or("session", "").value_or(""));
-        if (kind == "end") {
-            seen.state = std::string(v.string_or("state", "").value_or(""));
-            seen.why = first_line(v.string_or("why", "").value_or(""));
-            seen.input_tokens = v.get("usage").integer_or("input_tokens", 0).value_or(0);
-            seen.output_tokens = v.get("usage").integer_or("output_tokens", 0).value_or(0);
-        }
-    }
-    return seen;
-}
-
-// A file of the run's directory, opened for a child's output.
-Result<Fd> output_file(const std::string& path) {
-    Fd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600));
-    if (!fd)
-        return sys_error(Exit::io, errno, "cannot write '%s'", path.c_str());
-    return fd;
-}
-
-// Makes one run: the workspace, the session, the check. nullopt when Ctrl-C ended it first.
-Result<std::optional<RunRecord>> make_run(const Plan& plan, const Planned& p, Running& running) {
-    const eval::Case& c = plan.cases[p.case_index];
-    RunRecord run;
-    run.model = p.model;
-    run.case_name = c.name;
-    run.number = p.number;
-    std::string at = plan.dir + "/runs/" + run_name(plan, p);
-    std::string workspace = at + "/workspace";
-    SION_CHECK(ensure_private_directory(at));
-    std::error_code ec;
-    std::filesystem::create_directory(workspace, ec);
-    if (ec)
-        return make_error(Exit::io, "cannot make '%s': %s", workspace.c_str(),
-                          ec.message().c_str());
-    {
-        SION_TRY(Confined files, Confined::open(workspace));
-        for (const auto& [path, text] : c.files)
-            SION_CHECK(files.write(path, text));
-    }
-    auto started = std::chrono::steady_clock::now();
-    ChildSpec session;
-    session.argv = {plan.sion_run,
-                    "run",
-                    plan.profile,
-                    plan.agents[p.model],
-                    "--task",
-                    c.task,
-                    "--model",
-                    plan.models[p.model],
-                    "--workspace",
-                    workspace,
-                    "--shell",
-                    "--autonomy",
-                    plan.autonomy,
-                    "--budget-tokens",
-                    std::to_string(plan.budget),
-                    "--json"};
-    session.env = own_environment();
-    session.in = Stdio::null();
-    SION_TRY(Fd events, output_file(at + "/events.jsonl"));
-    SION_TRY(Fd errors, output_file(at + "/stderr.txt"));
-    session.out = Stdio::from_fd(events.get());
-    session.err = Stdio::from_fd(errors.get());
-    SION_TRY(ExitStatus ended, run_known(std::move(session), running));
-    events.reset();
-    errors.reset();
-    SessionSeen seen = read_events(at + "/events.jsonl");
-    run.session = seen.id;
-    run.input_tokens = seen.input_tokens;
-    run.output_tokens = seen.output_tokens;
-    if (running.stopping() && seen.state.empty())
-        return std::optional<RunRecord>();
-    std::string said = !seen.why.empty()
-                           ? seen.why
-                           : first_line(read_text(at + "/stderr.txt", k_events_max).value_or(""));
-    if (ended.status != 0 && ended.status != 1) {
-        // 69: no model answered, the provider down; anything else: the session could not run.
-        run.outcome = Outcome::not_made;
-        run.why =
-            "the session "
-            + (seen.state == "failed" ? std::string("failed") : format("exited %d", ended.status))
-            + (said.empty() ? "" : ": " + said);
-    } else {
-        ChildSpec check;
-        check.argv = {plan.sion_sandbox,
-                      "exec",
-                      "--workspace",
-                      workspace,
-                      "--timeout",
-                      std::to_string(c.timeout),
-                      "--json",
-                      "--",
-                      "sh",
-                      "-c",
-                      c.check};
-        check.env = own_environment();
-        check.in = Stdio::null();
-        SION_TRY(Fd result, output_file(at + "/check.json"));
-        SION_TRY(Fd check_errors, output_file(at + "/check-stderr.txt"));
-        check.out = Stdio::from_fd(result.get());
-        check.err = Stdio::from_fd(check_errors.get());
-        SION_TRY(ExitStatus checked, run_known(std::move(check), running));
-        result.reset();
-        check_errors.reset();
-        auto text = read_text(at + "/check.json", k_events_max);
-        auto json = text ? Json::parse(*text) : Result<Json>(text.error());
-        if (running.stopping() && (!json || checked.status != 0))
-            return std::optional<RunRecord>();
-        if (!json || !json->view().get("exit").is_number()) {
-            run.outcome = Outcome::not_made;
-            run.why = "the check could not start: "
-                      + first_line(read_text(at + "/check-stderr.txt", k_events_max).value_or(""));
-        } else {
-            JsonView r = json->view();
-            int64_t exit = r.integer_or("exit", 1).value_or(1);
-            std::string out = first_line(r.string_or("stderr", "").value_or(""));
-            if (out.empty())
-                out = first_line(r.string_or("stdout", "").value_or(""));
-            if (exit == 0) {
-                run.outcome = Outcome::pass;
-            } else if (r.boolean_or("timed_out", false).value_or(false)) {
-                run.outcome = Outcome::fail;
-                run.why =
-                    format("the check ran out of its %lld s", static_cast<long long>(c.timeout));
-            } else if (exit == 126 || exit == 127) {
-                run.outcome = Outcome::not_made;
-                run.why =
-                    format("the check could not start (exit %lld)%s", static_cast<long long>(exit),
-                           out.empty() ? "" : (": " + out).c_str());
-            } else {
-                run.outcome = Outcome::fail;
-                run.why = format("the check exited %lld%s", static_cast<long long>(exit),
-                                 out.empty() ? "" : (": " + out).c_str());
-            }
-        }
-    }
-    run.wall_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                      std::chrono::steady_clock::now() - started)
-                      .count();
-    SION_CHECK(
-        write_private_file(at + "/result.json", eval::run_json(run, plan.models).dump() + "\n"));
-    return std::optional<RunRecord>(std::move(run));
-}
-
-// "2m05s", "48s".
-std::string duration_text(int64_t seconds) {
-    if (seconds >= 3600)
-        return format("%lldh%02lldm", static_cast<long long>(seconds / 3600),
-                      static_cast<long long>(seconds % 3600 / 60));
-    if (seconds >= 60)
-        return format("%lldm%02llds", static_cast<long long>(seconds / 60),
-                      static_cast<long long>(seconds % 60));
-    return format("%llds", static_cast<long long>(seconds));
-}
-
-// What a terminal is shown while the runs go on, on one line of stderr.
-class Progress {
-public:
-    Progress(const Plan& plan, size_t total, bool shown)
-        : m_plan(plan), m_total(total), m_shown(shown), m_passes(plan.models.size(), 0),
-          m_started(std::chrono::steady_clock::now()) {}
-
-    void add(const RunRecord& run) {
-        ++m_done;
-        if (run.outcome == Outcome::pass)
-            ++m_passes[run.model];
-        if (!m_shown)
-            return;
-        auto elapsed = std::chrono::duration_cast<std::chrono::seconds>(
-                           std::chrono::steady_clock::now() - m_started)
-                           .count();
-        int64_t left =
-            static_cast<int64_t>(static_cast<double>(elapsed) / static_cast<double>(m_done)
-                                 * static_cast<double>(m_total - m_done));
-        std::string line = format("%zu of %zu runs; passes:", m_done, m_total);
-        for (size_t i = 0; i < m_plan.models.size(); ++i)
-            line += format(" %s %zu%s", m_plan.models[i].c_str(), m_passes[i],
-                           i + 1 < m_plan.models.size() ? "," : "");
-        line += "; " + duration_text(left) + " left";
-        std::fprintf(stderr, "\r\033[K%s", line.c_str());
-        std::fflush(stderr);
-    }
-
-    void finish() {
-        if (m_shown && m_done > 0)
-            std::fprintf(stderr, "\r\033[K");
-    }
-
-private:
-    const Plan& m_plan;
-    size_t m_total;
-    bool m_shown;
-    size_t m_done = 0;
-    std::vector<size_t> m_passes;
-    std::chrono::steady_clock::time_point m_started;
-};
-
-void emit(const Json& event) {
-    std::printf("%s\n", event.dump().c_str());
-    std::fflush(stdout);
-}
-
-// Ctrl-C (SIGINT) and SIGTERM, taken by a thread of their own: the runs under way are ended, and
-// no more start.
-class Interrupts {
-public:
-    explicit Interrupts(Running& running) : m_running(running) {
-        sigemptyset(&m_set);
-        sigaddset(&m_set, SIGINT);
-        sigaddset(&m_set, SIGTERM);
-        // Blocked, and taken by sigtimedwait(); a shell that started this in the background set
-        // SIGINT ignored, which would drop it before it was pending.
-        (void)std::signal(SIGINT, SIG_DFL);
-        (void)std::signal(SIGTERM, SIG_DFL);
-        pthread_sigmask(SIG_BLOCK, &m_set, nullptr);
-        m_thread = std::thread([this] {
-            const struct timespec tick = {0, 100 * 1000 * 1000};
-            while (!m_done.load()) {
-                if (sigtimedwait(&m_set, nullptr, &tick) > 0) {
-                    m_signalled = true;
-                    m_running.stop();
-                }
-            }
-        });
-    }
-
-    Interrupts(const Interrupts&) = delete;
-    Interrupts& operator=(const Interrupts&) = delete;
-
-    ~Interrupts() {
-        m_done = true;
-        m_thread.join();
-    }
-
-    [[nodiscard]] bool signalled() const { return m_signalled.load(); }
-
-private:
-    Running& m_running;
-    sigset_t m_set{};
-    std::atomic<bool> m_done{false};
-    std::atomic<bool> m_signalled{false};
-    std::thread m_thread;
-};
 
 std::string default_dir(const std::string& profile, const std::string& route) {
     std::time_t now = std::time(nullptr);
@@ -431,7 +63,8 @@ int eval_command(int argc, const char* const* argv) {
     const CommandSpec spec{
         "sion-route eval",
         "sion-route eval PROFILE ROUTE --set CASES.json [--runs N] [--budget-tokens T] [-j N]\n"
-        "                [--autonomy LEVEL] [--dir DIR] [--plot FILE.svg] [--json]",
+        "                [--autonomy LEVEL] [--dir DIR] [--plot FILE.svg] [--json]\n"
+        "                [--on slurm [--partition P] [--time T]]",
         "Run each of ROUTE's models as one agent on the cases of CASES.json, each case --runs\n"
         "times on --budget-tokens a run, each run a sion-run session in a workspace and sandbox\n"
         "of its own whose check runs after it in the sandbox. Report each model's pass rate with\n"
@@ -449,6 +82,9 @@ int eval_command(int argc, const char* const* argv) {
              ":directory"},
             {"plot", 0, "FILE.svg", "write the result as a chart too", nullptr, ":file"},
             {"json", 0, nullptr, "print one JSON event a line (schemas/route.event.json)"},
+            {"on", 0, "slurm", "run the runs as one Slurm job array (sbatch)", nullptr, "slurm"},
+            {"partition", 0, "P", "with --on slurm: the partition (sbatch --partition)"},
+            {"time", 0, "T", "with --on slurm: each task's time limit (sbatch --time)"},
         },
         false,
         {":profile", ":route"},
@@ -471,7 +107,19 @@ int eval_command(int argc, const char* const* argv) {
     if (auto level = args.value("autonomy"))
         plan.autonomy = autonomy_name(or_die(parse_autonomy(*level)));
     bool json = args.has("json");
-    plan.cases = or_die(eval::read_set(*set_path));
+    auto on = args.value("on");
+    if (on && *on != "slurm")
+        die(usage_error("unknown --on '" + *on + "': give slurm, or leave it out to run here"));
+    SlurmOptions slurm;
+    slurm.partition = args.value("partition");
+    slurm.time = args.value("time");
+    if (!on && (slurm.partition || slurm.time))
+        die(usage_error(std::string(slurm.partition ? "--partition" : "--time")
+                        + " goes with --on slurm"));
+    if (on && args.value("jobs"))
+        slurm.at_once = jobs;
+    std::string set_text = or_die(eval::read_set_text(*set_path));
+    plan.cases = or_die(eval::parse_set(set_text, *set_path));
     State state = open_profile(plan.profile);
     std::vector<routes::Route> all = or_die(routes::list_routes(state.db, plan.profile));
     const routes::Route* route = nullptr;
@@ -497,16 +145,13 @@ int eval_command(int argc, const char* const* argv) {
                                       : "cannot make '%s' for the runs",
                       dir.c_str()));
     or_die(ensure_private_directory(plan.dir + "/runs"));
-    for (size_t i = 0; i < plan.models.size(); ++i)
-        plan.agents.push_back(or_die(create_agent(state.db, plan.profile)).id);
-
-    // Run by run, then case by case, then model by model: what is done when Ctrl-C comes is as
-    // even as it can be between the models.
-    std::vector<Planned> planned;
-    for (int64_t r = 1; r <= plan.runs; ++r)
-        for (size_t c = 0; c < plan.cases.size(); ++c)
-            for (size_t m = 0; m < plan.models.size(); ++m)
-                planned.push_back(Planned{m, c, r});
+    for (size_t i = 0; i < plan.models.size(); ++i) {
+        Agent agent = or_die(create_agent(state.db, plan.profile));
+        plan.agents.push_back(agent.id);
+        plan.agents_created = agent.created;
+    }
+    or_die(save_plan(plan, set_text));
+    std::vector<Planned> planned = planned_runs(plan);
     if (json) {
         Json start = Json::object();
         start.set("event", "eval");
@@ -532,46 +177,59 @@ int eval_command(int argc, const char* const* argv) {
     Running running;
     Interrupts interrupts(running);
     Progress progress(plan, planned.size(), !json && ::isatty(STDERR_FILENO) == 1);
-    std::mutex done_mutex;
     std::vector<RunRecord> done;
-    std::optional<Error> failure;
-    std::atomic<size_t> next{0};
-    auto worker = [&] {
-        for (;;) {
-            size_t i = next.fetch_add(1);
-            if (i >= planned.size() || running.stopping())
-                return;
-            auto made = make_run(plan, planned[i], running);
-            std::lock_guard lock(done_mutex);
-            if (!made) {
-                if (!failure)
-                    failure = made.error();
-                running.stop();
-                return;
-            }
-            if (!*made)
-                continue;
-            progress.add(**made);
-            if (json) {
-                Json event = Json::object();
-                event.set("event", "run");
-                Json kept = eval::run_json(**made, plan.models);
-                for (JsonView member : kept.view())
-                    event.set(member.key(), Json::copy_of(member));
-                emit(event);
-            }
-            done.push_back(std::move(**made));
+    // Each run that finished, as it finishes, on one thread at a time.
+    auto finished = [&](RunRecord run) {
+        progress.add(run);
+        if (json) {
+            Json event = Json::object();
+            event.set("event", "run");
+            Json kept = eval::run_json(run, plan.models);
+            for (JsonView member : kept.view())
+                event.set(member.key(), Json::copy_of(member));
+            emit(event);
         }
+        done.push_back(std::move(run));
     };
-    std::vector<std::thread> workers;
-    for (int64_t j = 0; j < std::min<int64_t>(jobs, static_cast<int64_t>(planned.size())); ++j)
-        workers.emplace_back(worker);
-    for (std::thread& t : workers)
-        t.join();
-    progress.finish();
+    if (on) {
+        Status made = run_on_slurm(plan, slurm, state.db, running, finished);
+        progress.finish();
+        if (!made)
+            die(made.error());
+    } else {
+        std::mutex done_mutex;
+        std::optional<Error> failure;
+        std::atomic<size_t> next{0};
+        auto worker = [&] {
+            for (;;) {
+                size_t i = next.fetch_add(1);
+                if (i >= planned.size() || running.stopping())
+                    return;
+                auto made = make_run(plan, planned[i], running);
+                if (made && *made)
+                    if (Status saved = save_result(plan, planned[i], **made); !saved)
+                        made = saved.error();
+                std::lock_guard lock(done_mutex);
+                if (!made) {
+                    if (!failure)
+                        failure = made.error();
+                    running.stop();
+                    return;
+                }
+                if (*made)
+                    finished(std::move(**made));
+            }
+        };
+        std::vector<std::thread> workers;
+        for (int64_t j = 0; j < std::min<int64_t>(jobs, static_cast<int64_t>(planned.size())); ++j)
+            workers.emplace_back(worker);
+        for (std::thread& t : workers)
+            t.join();
+        progress.finish();
+        if (failure)
+            die(*failure);
+    }
     bool interrupted = interrupts.signalled();
-    if (failure)
-        die(*failure);
 
     std::vector<eval::Tally> tallies = eval::tally(plan.models, done);
     // The model that earns first place; none (the route's size) when no model does.

@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
             {"eval", eval_command,
              "eval PROFILE ROUTE --set CASES.json [--runs N] [--budget-tokens T] [-j N] [options]"},
             {"pick", pick_command, "pick < REQUEST.json"},
+            {"eval-task", eval_task_command, nullptr},
         },
         {},
         true,

@@ -105,7 +105,7 @@ cancel_jobs() { # every job, then up to 20 s for them to leave the queue (KillWa
 kill_steps() { # a slurmstepd of this cluster's outlives slurmd when a job could not be cancelled:
     local pid sid # its session (the job's processes) goes with it
     for pid in $(pgrep -x slurmstepd 2>/dev/null); do
-        tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qxF "SLURM_CONF=$conf" || continue
+        tr '\0' '\n' 2>/dev/null <"/proc/$pid/environ" | grep -qxF "SLURM_CONF=$conf" || continue
         sid=$(ps -o sid= -p "$pid" 2>/dev/null | tr -d ' ')
         [ -z "$sid" ] || pkill -KILL -s "$sid" 2>/dev/null || true
     done
