@@ -35,26 +35,6 @@ bool is_hex(std::string_view s) {
     return true;
 }
 
-Result<std::vector<std::string>> parse_models(std::string_view name, std::string_view text) {
-    auto damaged = [&](const std::string& why) {
-        return make_error(Exit::data, "profile '%.*s' has damaged models: %s",
-                          static_cast<int>(name.size()), name.data(), why.c_str());
-    };
-    auto json = Json::parse(text);
-    if (!json)
-        return damaged(json.error().message());
-    if (!json->view().is_array())
-        return damaged(std::string(json->view().type_name()) + ", not an array");
-    std::vector<std::string> models;
-    for (JsonView m : json->view()) {
-        auto s = m.as_string();
-        if (!s)
-            return damaged(std::string("an element is ") + m.type_name() + ", not a string");
-        models.emplace_back(*s);
-    }
-    return models;
-}
-
 std::string models_text(const std::vector<std::string>& models) {
     Json array = Json::array();
     for (const std::string& m : models)
@@ -116,6 +96,26 @@ Error ambiguous(std::string_view name, const std::vector<Agent>& agents) {
 
 } // namespace
 
+Result<std::vector<std::string>> parse_kept_models(std::string_view owner, std::string_view text) {
+    auto damaged = [&](const std::string& why) {
+        return make_error(Exit::data, "%.*s has damaged models: %s", static_cast<int>(owner.size()),
+                          owner.data(), why.c_str());
+    };
+    auto json = Json::parse(text);
+    if (!json)
+        return damaged(json.error().message());
+    if (!json->view().is_array())
+        return damaged(std::string(json->view().type_name()) + ", not an array");
+    std::vector<std::string> models;
+    for (JsonView m : json->view()) {
+        auto s = m.as_string();
+        if (!s)
+            return damaged(std::string("an element is ") + m.type_name() + ", not a string");
+        models.emplace_back(*s);
+    }
+    return models;
+}
+
 Status check_profile_name(std::string_view name) {
     bool ok = !name.empty() && name.size() <= k_max_profile_name && is_lower_alnum(name[0]);
     for (char c : name)
@@ -140,7 +140,7 @@ Result<std::optional<Profile>> find_profile(Db& db, std::string_view name) {
     profile.autonomy = static_cast<int>(stmt.column_int(2));
     profile.created = stmt.column_int(3);
     stmt.reset();
-    SION_TRY(profile.models, parse_models(profile.name, models));
+    SION_TRY(profile.models, parse_kept_models("profile '" + profile.name + "'", models));
     return std::optional<Profile>(std::move(profile));
 }
 

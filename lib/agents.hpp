@@ -32,6 +32,12 @@ struct Agent {
     int64_t created = 0;
 };
 
+// Models as sion.db keeps them (a profile's, a route's): a JSON array of "provider:model" specs.
+// `owner` names whose in the message, Exit::data: "profile 'lead' has damaged models: an element
+// is a number, not a string".
+[[nodiscard]] Result<std::vector<std::string>> parse_kept_models(std::string_view owner,
+                                                                 std::string_view text);
+
 // A profile name: 1 to 64 of lowercase letters, digits, '-' and '_', starting with a letter or
 // digit. Exit::usage: "invalid profile name 'Bad Name': use lowercase letters, digits, '-' and
 // '_'".

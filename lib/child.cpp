@@ -583,4 +583,12 @@ std::vector<std::string> own_environment() {
     return env;
 }
 
+std::string first_said(const RunResult& r, std::string_view program) {
+    std::string line = r.err.substr(0, r.err.find('\n'));
+    std::string prefix = std::string(program) + ": ";
+    if (line.rfind(prefix, 0) == 0)
+        line.erase(0, prefix.size());
+    return line.empty() ? std::string(program) + " exited " + std::to_string(r.status) : line;
+}
+
 } // namespace sion

@@ -163,6 +163,10 @@ struct RunResult : ExitStatus {
     uint64_t err_total = 0;
 };
 
+// The first line `program` ("sion-hooks") wrote on stderr, its "sion-hooks: " left off, for a
+// message of the caller's; "sion-hooks exited 2" when it wrote none.
+[[nodiscard]] std::string first_said(const RunResult& r, std::string_view program);
+
 // This process's whole environment, as ChildSpec::env takes it: for a child of sion's own that
 // reads what this one was given ($SION_HOME, providers' keys, SION_EXEC_PATH).
 [[nodiscard]] std::vector<std::string> own_environment();

@@ -23,26 +23,6 @@ constexpr size_t k_answer_quoted = 80;
 // The most of a log that is read: some 2 million sessions' lines.
 constexpr size_t k_log_limit = size_t{512} << 20;
 
-Result<std::vector<std::string>> parse_models(std::string_view route, std::string_view text) {
-    auto damaged = [&](const std::string& why) {
-        return make_error(Exit::data, "route '%.*s' has damaged models: %s",
-                          static_cast<int>(route.size()), route.data(), why.c_str());
-    };
-    auto json = Json::parse(text);
-    if (!json)
-        return damaged(json.error().message());
-    std::vector<std::string> models;
-    if (!json->view().is_array())
-        return damaged(std::string(json->view().type_name()) + ", not an array");
-    for (JsonView m : json->view()) {
-        auto s = m.as_string();
-        if (!s)
-            return damaged(std::string("an element is ") + m.type_name() + ", not a string");
-        models.emplace_back(*s);
-    }
-    return models;
-}
-
 Status need_profile(Db& db, std::string_view profile) {
     SION_TRY(std::optional<Profile> found, find_profile(db, profile));
     if (!found)
@@ -153,7 +133,7 @@ Result<std::vector<Route>> list_routes(Db& db, std::string_view profile) {
                  : when == "long"   ? When::long_task
                                     : When::about;
         r.longer_than = q.column_optional_int(4).value_or(k_long_task);
-        SION_TRY(r.models, parse_models(r.name, models));
+        SION_TRY(r.models, parse_kept_models("route '" + r.name + "'", models));
         out.push_back(std::move(r));
     }
 }

@@ -11,13 +11,9 @@ namespace sion::session {
 
 namespace {
 
-// sion-hooks's first line on stderr, its prefix left off, for a message of ours.
+// sion-hooks's first line on stderr, for a message of ours.
 std::string said(const RunResult& r) {
-    std::string line = r.err.substr(0, r.err.find('\n'));
-    const std::string prefix = "sion-hooks: ";
-    if (line.rfind(prefix, 0) == 0)
-        line.erase(0, prefix.size());
-    return line.empty() ? "sion-hooks exited " + std::to_string(r.status) : line;
+    return first_said(r, "sion-hooks");
 }
 
 } // namespace

@@ -13,15 +13,6 @@ namespace {
 // What sion-route may print: the choice, a line.
 constexpr size_t k_answer_max = size_t{1} << 20;
 
-// sion-route's first line on stderr, its prefix left off.
-std::string said(const RunResult& r) {
-    std::string line = r.err.substr(0, r.err.find('\n'));
-    const std::string prefix = "sion-route: ";
-    if (line.rfind(prefix, 0) == 0)
-        line.erase(0, prefix.size());
-    return line.empty() ? "sion-route exited " + std::to_string(r.status) : line;
-}
-
 // The choice sion-route printed, or why there is none.
 Result<Json> ask_sion_route(std::string_view profile, std::string_view task, size_t pictures) {
     SION_TRY(std::string program, find_program("sion-route"));
@@ -34,7 +25,7 @@ Result<Json> ask_sion_route(std::string_view profile, std::string_view task, siz
     spec.env = own_environment();
     SION_TRY(RunResult r, run(std::move(spec), request.dump() + "\n", k_answer_max));
     if (r.status != 0)
-        return Error(Exit::unavailable, said(r));
+        return Error(Exit::unavailable, first_said(r, "sion-route"));
     SION_TRY(Json answer, Json::parse(r.out));
     JsonView v = answer.view();
     if (!v.is_object() || !(v.get("route").is_null() || v.get("route").is_string())

@@ -111,6 +111,30 @@ user_workspace() {
     export PATH="$scratch/bin:$PATH"
 }
 
+# wait_until SECONDS COMMAND...: runs COMMAND every tenth of a second until it succeeds, for at
+# most SECONDS; fails when it never did. A bound on waiting, never a timed assertion.
+wait_until() {
+    local tenths=$(($1 * 10))
+    shift
+    until "$@"; do
+        tenths=$((tenths - 1))
+        [ "$tenths" -gt 0 ] || return 1
+        sleep 0.1
+    done
+}
+
+# stop_job SIGNAL PID SECONDS: sends SIGNAL to PID, a background job of this shell, and waits at
+# most SECONDS for it to end (then fails, and kills it); sets $status to how it ended.
+stop_job() {
+    kill "-$1" "$2"
+    if ! wait_until "$3" eval '! kill -0 '"$2"' 2>/dev/null'; then
+        fail "pid $2 went on after SIG$1"
+        kill -KILL "$2" 2>/dev/null
+    fi
+    wait "$2"
+    status=$?
+}
+
 # skip WHY: exit 125 with the reason on stderr (CI installs what suites need, so it never skips).
 skip() {
     printf 'SKIP: %s\n' "$*" >&2

@@ -127,30 +127,14 @@ expect_grep '"outcome":"not made","why":"the session failed: ' ev3/runs/m2-case-
 expect_exit 0 sion-route set lead code --model "$a" --model "$b" --about "Writing code"
 sion-route eval lead code --set slow.json --dir ev4 --runs 1 >ev4.txt 2>ev4.err &
 pid=$!
-for _ in $(seq 600); do
-    [ -f ev4/runs/m1-slow-1/check.json ] && [ "$(find ev4/runs -name result.json | wc -l)" = 4 ] && break
-    sleep 0.05
-done
+slow_started() { [ -f ev4/runs/m1-slow-1/check.json ] && [ "$(find ev4/runs -name result.json | wc -l)" = 4 ]; }
+wait_until 120 slow_started || fail "the slow check never started"
 sleep 0.5
-kill -INT "$pid"
-for _ in $(seq 300); do
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.05
-done
-if kill -0 "$pid" 2>/dev/null; then
-    fail "sion-route eval went on after Ctrl-C"
-    kill -KILL "$pid"
-fi
-wait "$pid"
-status=$?
+stop_job INT "$pid" 60
 [ "$status" = 130 ] && ok || fail "eval ended $status after Ctrl-C, want 130: $(cat ev4.err)"
 expect_grep "^interrupted: 4 of 10 runs finished; the route's order stays$" ev4.txt
 expect_grep "^$a +2/2  100.0%" ev4.txt
-for _ in $(seq 100); do
-    pgrep -f "sleep 60" >/dev/null || break
-    sleep 0.1
-done
-pgrep -f "sleep 60" >/dev/null && fail "the check Ctrl-C ended still runs" || ok
+wait_until 30 eval '! pgrep -f "sleep 60" >/dev/null' && ok || fail "the check Ctrl-C ended still runs"
 [ -f ev4/runs/m1-slow-1/result.json ] && fail "the run Ctrl-C ended has a result" || ok
 expect_exit 0 sion-route list lead --json && expect_grep "\"models\":\[\"$a\",\"$b\"\]" "$scratch/out"
 

@@ -51,21 +51,11 @@ c=anthropic:claude-haiku-5-5
 sion-route eval lead code --set set.json --dir ev1 --runs 1 --on slurm --time 10 >ev1.txt 2>ev1.err &
 pid=$!
 # Run 8 is a's run of "slow": once its check runs, Slurm cancels that task alone.
-for _ in $(seq 1200); do
-    [ -f ev1/runs/m1-slow-1/check.json ] && [ -s ev1/slurm/job ] && break
-    sleep 0.1
-done
+wait_until 180 eval '[ -f ev1/runs/m1-slow-1/check.json ] && [ -s ev1/slurm/job ]' && ok ||
+    fail "the slow run's check never started"
 job=$(cat ev1/slurm/job 2>/dev/null)
-[ -n "$job" ] && [ -f ev1/runs/m1-slow-1/check.json ] && ok || fail "the slow run's check never started"
 scancel "${job}_8" && ok || fail "scancel ${job}_8"
-for _ in $(seq 1200); do
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.1
-done
-if kill -0 "$pid" 2>/dev/null; then
-    fail "eval --on slurm did not end"
-    kill -INT "$pid"
-fi
+wait_until 180 eval '! kill -0 '"$pid"' 2>/dev/null' || { fail "eval --on slurm did not end"; kill -KILL "$pid"; }
 wait "$pid"
 status=$?
 [ "$status" = 0 ] && ok || fail "eval --on slurm exited $status: $(cat ev1.err)"
@@ -92,22 +82,10 @@ grep -rqF "$key" ev1 && fail "the key is written under the evaluation's director
 # --- Ctrl-C: the whole array is cancelled -------------------------------------------------------
 sion-route eval lead code --set slow.json --dir ev2 --runs 1 --on slurm >ev2.txt 2>ev2.err &
 pid=$!
-for _ in $(seq 1200); do
-    [ -f ev2/runs/m1-slow-1/check.json ] && [ -f ev2/runs/m2-slow-1/check.json ] && break
-    sleep 0.1
-done
+wait_until 180 eval '[ -f ev2/runs/m1-slow-1/check.json ] && [ -f ev2/runs/m2-slow-1/check.json ]' ||
+    fail "the slow checks never started"
 job=$(cat ev2/slurm/job 2>/dev/null)
-kill -INT "$pid"
-for _ in $(seq 600); do
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.1
-done
-if kill -0 "$pid" 2>/dev/null; then
-    fail "eval --on slurm went on after Ctrl-C"
-    kill -KILL "$pid"
-fi
-wait "$pid"
-status=$?
+stop_job INT "$pid" 120
 [ "$status" = 130 ] && ok || fail "eval --on slurm exited $status after Ctrl-C, want 130: $(cat ev2.err)"
 expect_grep "^interrupted: 4 of 6 runs finished; the route's order stays$" ev2.txt
 [ -z "$(squeue -h -j "$job" 2>/dev/null)" ] && ok || fail "job $job is still in squeue: $(squeue -h -j "$job")"
