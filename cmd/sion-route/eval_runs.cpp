@@ -91,6 +91,14 @@ std::string first_line(std::string_view text) {
 }
 
 // "m2-parser-3": where a run's workspace, events and result are, under runs/.
+std::string last_line(std::string_view text) {
+    size_t end = text.find_last_not_of(" \n");
+    if (end == std::string_view::npos)
+        return "";
+    size_t start = text.rfind('\n', end);
+    return first_line(text.substr(start == std::string_view::npos ? 0 : start + 1));
+}
+
 std::string run_name(const Plan& plan, const Planned& p) {
     return format("m%zu-%s-%lld", p.model + 1, plan.cases[p.case_index].name.c_str(),
                   static_cast<long long>(p.number));
@@ -292,9 +300,9 @@ Result<std::optional<RunRecord>> make_run(const Plan& plan, const Planned& p, Ru
         } else {
             JsonView r = json->view();
             int64_t exit = r.integer_or("exit", 1).value_or(1);
-            std::string out = first_line(r.string_or("stderr", "").value_or(""));
+            std::string out = last_line(r.string_or("stderr", "").value_or(""));
             if (out.empty())
-                out = first_line(r.string_or("stdout", "").value_or(""));
+                out = last_line(r.string_or("stdout", "").value_or(""));
             if (exit == 0) {
                 run.outcome = Outcome::pass;
             } else if (r.boolean_or("timed_out", false).value_or(false)) {

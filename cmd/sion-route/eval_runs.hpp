@@ -65,8 +65,10 @@ struct Plan {
 [[nodiscard]] Status save_plan(const Plan& plan, std::string_view set_text);
 [[nodiscard]] Result<Plan> load_plan(const std::string& dir);
 
-// The first line of `text` that is not blank, cut at 300 characters.
+// The first line of `text` that is not blank, cut at 300 characters; and the last, as a test
+// runner ends with what failed (Python's AssertionError, pytest's summary).
 [[nodiscard]] std::string first_line(std::string_view text);
+[[nodiscard]] std::string last_line(std::string_view text);
 
 // A file's text, at most `limit` bytes.
 [[nodiscard]] Result<std::string> read_text(const std::string& path, size_t limit);

@@ -28,8 +28,6 @@ int main(int argc, char** argv) {
             {"show", show_command, "show PROFILE [--json]"},
             {"eval", eval_command,
              "eval PROFILE ROUTE --set CASES.json [--runs N] [--budget-tokens T] [-j N] [options]"},
-            {"eval", eval_command,
-             "eval PROFILE ROUTE --set CASES.json [--runs N] [--budget-tokens T] [-j N] [options]"},
             {"pick", pick_command, "pick < REQUEST.json"},
             {"eval-task", eval_task_command, nullptr},
         },

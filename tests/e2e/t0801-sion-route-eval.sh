@@ -113,6 +113,13 @@ print("ok")
 PY
 [ "$(cat ev2-check.txt)" = ok ] && ok || fail "eval --json: $(cat ev2-check.txt)"
 
+# At a terminal, a line on stderr shows the runs done, the passes so far and the time left.
+script -qec "sion-route eval lead code --set small.json --dir ev5 --runs 1" terminal.txt >/dev/null 2>&1
+grep -aq $'\r\033\[K2 of 6 runs; passes: script:[^ ]*[ab].json [0-9], script:[^ ]*[ab].json [0-9]; [0-9]*s left' terminal.txt && ok ||
+    fail "no progress line at a terminal: $(head -c 600 terminal.txt | od -c | head -20)"
+grep -aq "^evaluating route code of lead: 2 models, 3 cases, 1 run each" terminal.txt && ok ||
+    fail "no report at a terminal"
+
 # --- runs not made: a provider down, a check that cannot start -----------------------------------
 expect_exit 0 sion-route set lead code --model "$b" --model "script:scripts/down.json" --about "Writing code"
 expect_exit 0 sion-route eval lead code --set small.json --dir ev3 --runs 2 &&
