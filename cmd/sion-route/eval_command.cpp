@@ -75,7 +75,7 @@ int eval_command(int argc, const char* const* argv) {
             {"set", 0, "CASES.json", "the cases (schemas/eval-set.schema.json)", nullptr, ":file"},
             {"runs", 0, "N", "runs of each case by each model (3)"},
             {"budget-tokens", 0, "T", "tokens each run may use (200000)"},
-            {"jobs", 'j', "N", "runs at once on this machine (1)"},
+            {"jobs", 'j', "N", "runs at once (1); with --on slurm, the array's limit (none)"},
             {"autonomy", 0, "LEVEL", "the sessions' autonomy level (L3: writes run)", nullptr,
              "L0 L1 L2 L3 L4 L5 L6"},
             {"dir", 0, "DIR", "where the runs are kept (./sion-eval-PROFILE-ROUTE-TIME)", nullptr,
@@ -118,6 +118,7 @@ int eval_command(int argc, const char* const* argv) {
                         + " goes with --on slurm"));
     if (on && args.value("jobs"))
         slurm.at_once = jobs;
+    slurm.say_job = !json;
     std::string set_text = or_die(eval::read_set_text(*set_path));
     plan.cases = or_die(eval::parse_set(set_text, *set_path));
     State state = open_profile(plan.profile);

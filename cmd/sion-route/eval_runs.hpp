@@ -142,6 +142,7 @@ struct SlurmOptions {
     std::optional<std::string> partition;
     std::optional<std::string> time;
     int64_t at_once = 0;
+    bool say_job = false; // print a line naming the job once it is submitted
 };
 
 // Makes the plan's runs as one Slurm job array, each task `sion-route eval-task DIR N` in a

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
@@ -204,6 +205,11 @@ Status run_on_slurm(const Plan& plan, const SlurmOptions& options, Db& home, Run
         return make_error(Exit::unavailable, "sbatch answered no job id: '%s'",
                           first_line(submitted.out).c_str());
     SION_CHECK(write_private_file(slurm_dir + "/job", job + "\n"));
+    if (options.say_job) {
+        std::printf("submitted Slurm job %s: an array of %zu tasks, one a run\n", job.c_str(),
+                    planned.size());
+        std::fflush(stdout);
+    }
 
     std::vector<bool> seen(planned.size(), false);
     std::map<size_t, std::string> last_state;

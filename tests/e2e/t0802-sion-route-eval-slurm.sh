@@ -60,6 +60,7 @@ wait "$pid"
 status=$?
 [ "$status" = 0 ] && ok || fail "eval --on slurm exited $status: $(cat ev1.err)"
 expect_grep "^evaluating route code of lead: 2 models, 5 cases, 1 run each: 10 sessions in $scratch/ev1$" ev1.txt
+expect_grep "^submitted Slurm job $job: an array of 10 tasks, one a run$" ev1.txt
 expect_grep "^$a +4/4  100.0%  \(51.0%, 100.0%\) " ev1.txt
 expect_grep "^$c +0/5    0.0%  \(0.0%, 43.4%\) " ev1.txt
 expect_grep "^not made, and counted in no rate: 1 run \($a 1\)$" ev1.txt
