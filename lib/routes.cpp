@@ -201,7 +201,9 @@ std::string choice_line(const Choice& choice) {
     return (choice.route ? "route " + *choice.route : std::string("no route")) + ": " + choice.why;
 }
 
-std::optional<Choice> by_when(const std::vector<Route>& routes, const Task& task) {
+std::optional<Choice> choose_without_sorter(const std::vector<Route>& routes, const Task& task) {
+    if (routes.empty())
+        return Choice{std::nullopt, "the profile has no routes"};
     size_t chars = characters(task.text);
     for (const Route& r : routes) {
         if (r.when == When::pictures && task.pictures > 0)
@@ -211,14 +213,10 @@ std::optional<Choice> by_when(const std::vector<Route>& routes, const Task& task
             return Choice{r.name, format("the task is %zu characters, past %lld (--when long)",
                                          chars, static_cast<long long>(r.longer_than))};
     }
-    return std::nullopt;
-}
-
-bool any_about(const std::vector<Route>& routes) {
     for (const Route& r : routes)
         if (r.when == When::about)
-            return true;
-    return false;
+            return std::nullopt;
+    return Choice{std::nullopt, "no route's --when holds, and no route has --about"};
 }
 
 std::string sorter_system(const std::vector<Route>& routes, std::string_view mark) {

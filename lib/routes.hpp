@@ -71,11 +71,12 @@ struct Choice {
 // line a transcript and `routes test` show.
 [[nodiscard]] std::string choice_line(const Choice& choice);
 
-// The first route whose --when holds for `task`, with why; nullopt when none does.
-[[nodiscard]] std::optional<Choice> by_when(const std::vector<Route>& routes, const Task& task);
-
-// Whether any route is sent tasks by the sorter (has --about).
-[[nodiscard]] bool any_about(const std::vector<Route>& routes);
+// Where `task` goes when no sorter need be asked: the first route whose --when holds; else no
+// route when the profile has none, or none with --about. nullopt when the sorter must choose.
+// sion-route pick asks it then; sion-run decides the rest itself, so that a session whose task a
+// --when sends starts no process for it.
+[[nodiscard]] std::optional<Choice> choose_without_sorter(const std::vector<Route>& routes,
+                                                          const Task& task);
 
 // What the sorter is sent: a system prompt naming the routes that have --about, and one user
 // message holding the task as a record between two lines with `mark` (a random word the caller

@@ -45,11 +45,18 @@ Result<std::optional<Routed>> route_task(Db& db, const Profile& profile, std::st
     Routed routed;
     routed.record = Json::object();
     routed.record.set("role", "route");
-    auto answer = ask_sion_route(profile.name, task, pictures);
-    if (!answer) {
-        routed.record.set("route", Json::null());
-        routed.record.set("why", "sion-route could not be asked: " + answer.error().message());
-        routed.models = profile.models;
+    // Decided here when no sorter need be asked, as sion-route would: no process to start.
+    std::optional<routes::Choice> decided =
+        routes::choose_without_sorter(rs, routes::Task{task, pictures});
+    auto answer = decided ? Result<Json>(Error(Exit::software, ""))
+                          : ask_sion_route(profile.name, task, pictures);
+    if (!decided && !answer)
+        decided = routes::Choice{std::nullopt,
+                                 "sion-route could not be asked: " + answer.error().message()};
+    if (decided) {
+        routed.models = routes::models_for(rs, *decided, profile.models);
+        routed.record.set("route", decided->route ? Json::string(*decided->route) : Json::null());
+        routed.record.set("why", std::string_view(decided->why));
         routed.record.set("models", Json::strings(routed.models));
         return std::optional<Routed>(std::move(routed));
     }

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
-// A new session's task routed (seed 001, "A model for each task"): when its profile has routes,
-// `sion-route pick` (sion-route(1)) is asked which route takes the task, one short process with the
-// request on its stdin and the choice on its stdout. The session keeps the models it chose; its
-// first run is then noted in the profile's log of routed sessions.
+// A new session's task routed (seed 001, "A model for each task"): when its profile has routes and
+// a route's --when holds, it goes there, decided here; when the sorter must choose, `sion-route
+// pick` (sion-route(1)) is asked, one short process with the request on its stdin and the choice on
+// its stdout. The session keeps the models it chose; its first run is then noted in the profile's
+// log of routed sessions.
 #pragma once
 
 #include "lib/agents.hpp"

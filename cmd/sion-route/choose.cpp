@@ -71,12 +71,8 @@ routes::Task task_of(JsonView request, std::string& text) {
 Result<Picked> choose(State& state, const routes::Task& task) {
     Picked picked;
     SION_TRY(std::vector<routes::Route> rs, routes::list_routes(state.db, state.profile.name));
-    if (rs.empty()) {
-        picked.choice = {std::nullopt, "the profile has no routes"};
-    } else if (auto by_when = routes::by_when(rs, task)) {
-        picked.choice = std::move(*by_when);
-    } else if (!routes::any_about(rs)) {
-        picked.choice = {std::nullopt, "no route's --when holds, and no route has --about"};
+    if (auto decided = routes::choose_without_sorter(rs, task)) {
+        picked.choice = std::move(*decided);
     } else {
         SION_TRY(std::optional<std::string> sorter, routes::sorter(state.db, state.profile.name));
         if (!sorter && !state.profile.models.empty())

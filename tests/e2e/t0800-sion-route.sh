@@ -245,4 +245,11 @@ expect_exit 0 sion-route show other && expect_out "no routed sessions of other y
 expect_exit 0 sion-route list other && expect_out "no routes: every task runs on the profile's models
 sorter: none (the profile has no models: set one with sion-route sorter other MODEL)"
 
+# A --when that holds needs no sion-route: sion-run decides it, and starts no process for it.
+python3 -c 'import base64,sys; sys.stdout.buffer.write(base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="))' >dot.png
+expect_exit 0 sion-route set lead eyes --model "script:scripts/code.json" --when pictures
+expect_exit 0 env SION_EXEC_PATH="$scratch/lone" PATH=/usr/bin:/bin lone/sion-run run lead "$agent" --task "Look" \
+    --picture dot.png --json && expect_grep '^\{"event":"routed","route":"eyes","why":"the task has 1 picture \(--when pictures\)",' "$scratch/out" &&
+    expect_grep '"text":"code, again"' "$scratch/out"
+
 done_testing

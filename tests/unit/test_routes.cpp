@@ -139,23 +139,31 @@ TEST(Routing, WhenTakesTheFirstThatHolds) {
     std::vector<Route> routes = {about("code", {"a:code"}, "code"),
                                  when("long", {"a:long"}, When::long_task, 10),
                                  when("eyes", {"a:eyes"}, When::pictures)};
-    EXPECT_FALSE(by_when(routes, Task{"short", 0}));
-    auto eyes = by_when(routes, Task{"short", 2});
+    EXPECT_FALSE(choose_without_sorter(routes, Task{"short", 0}));
+    auto eyes = choose_without_sorter(routes, Task{"short", 2});
     ASSERT_TRUE(eyes);
     EXPECT_EQ(eyes->route.value_or(""), "eyes");
     EXPECT_EQ(eyes->why, "the task has 2 pictures (--when pictures)");
     // Both hold: the first in order wins. Characters, not bytes: ten 'é' are not past 10.
-    EXPECT_FALSE(
-        by_when(routes, Task{"\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9", 0}));
-    auto long_one = by_when(routes, Task{"eleven char", 1});
+    EXPECT_FALSE(choose_without_sorter(
+        routes, Task{"\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9", 0}));
+    auto long_one = choose_without_sorter(routes, Task{"eleven char", 1});
     ASSERT_TRUE(long_one);
     EXPECT_EQ(long_one->route.value_or(""), "long");
     EXPECT_EQ(long_one->why, "the task is 11 characters, past 10 (--when long)");
     EXPECT_EQ(characters("\u00e9t\u00e9 \xf0\x9f\x8c\x9e"), 5U);
     // The default: 40,000 characters.
     std::vector<Route> plain = {when("long", {"a:long"}, When::long_task)};
-    EXPECT_FALSE(by_when(plain, Task{std::string(40000, 'x'), 0}));
-    EXPECT_TRUE(by_when(plain, Task{std::string(40001, 'x'), 0}));
+    auto none = choose_without_sorter(plain, Task{std::string(40000, 'x'), 0});
+    ASSERT_TRUE(none); // no route has --about: no sorter to ask
+    EXPECT_EQ(none->route, std::nullopt);
+    EXPECT_EQ(none->why, "no route's --when holds, and no route has --about");
+    EXPECT_EQ(choose_without_sorter(plain, Task{std::string(40001, 'x'), 0})->route,
+              std::optional<std::string>("long"));
+    auto no_routes = choose_without_sorter({}, Task{"x", 3});
+    ASSERT_TRUE(no_routes);
+    EXPECT_EQ(no_routes->route, std::nullopt);
+    EXPECT_EQ(no_routes->why, "the profile has no routes");
 }
 
 TEST(Routing, TheSorterIsShownTheTaskAsData) {
