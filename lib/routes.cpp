@@ -306,7 +306,7 @@ Json noted_json(const Noted& noted) {
     line.set("ended", std::string_view(noted.ended));
     line.set("input_tokens", noted.input_tokens);
     line.set("output_tokens", noted.output_tokens);
-    std::time_t when = static_cast<std::time_t>(noted.time_ms / 1000);
+    auto when = static_cast<std::time_t>(noted.time_ms / 1000);
     struct tm utc = {};
     char stamp[32] = "1970-01-01T00:00:00Z";
     if (::gmtime_r(&when, &utc) != nullptr)

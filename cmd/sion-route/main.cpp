@@ -20,10 +20,10 @@ int main(int argc, char** argv) {
         {
             {"set", set_command,
              "set PROFILE ROUTE --model M [--model M]... (--about TEXT | --when pictures|long "
-             "[--longer-than N])"},
-            {"sorter", sorter_command, "sorter PROFILE [MODEL | --unset]"},
+             "[--longer-than N]) [--json]"},
+            {"sorter", sorter_command, "sorter PROFILE [MODEL | --unset] [--json]"},
             {"list", list_command, "list PROFILE [--json]"},
-            {"remove", remove_command, "remove PROFILE ROUTE"},
+            {"remove", remove_command, "remove PROFILE ROUTE [--json]"},
             {"test", test_command, "test PROFILE TASK [--picture FILE]... [--json]"},
             {"show", show_command, "show PROFILE [--json]"},
             {"eval", eval_command,

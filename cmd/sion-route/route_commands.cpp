@@ -72,15 +72,36 @@ std::vector<std::string> route_lines(const std::vector<Route>& rs) {
     return out;
 }
 
-// The sorter, and whether it is the profile's first model for want of one set.
-std::string sorter_line(State& state) {
+// The sorter: the model set, else the profile's first model, else none.
+struct Sorter {
+    std::optional<std::string> model;
+    bool set = false;
+};
+
+Sorter sorter_of(State& state) {
     std::optional<std::string> set = or_die(routes::sorter(state.db, state.profile.name));
     if (set)
-        return "sorter: " + *set;
+        return {set, true};
     if (state.profile.models.empty())
-        return "sorter: none (the profile has no models: set one with sion-route sorter "
-               + state.profile.name + " MODEL)";
-    return "sorter: " + state.profile.models[0] + " (the profile's first model)";
+        return {};
+    return {state.profile.models[0], false};
+}
+
+std::string sorter_line(const Sorter& sorter, const std::string& profile) {
+    if (sorter.set)
+        return "sorter: " + *sorter.model;
+    if (!sorter.model)
+        return "sorter: none (the profile has no models: set one with sion-route sorter " + profile
+               + " MODEL)";
+    return "sorter: " + *sorter.model + " (the profile's first model)";
+}
+
+Json sorter_entry(const Sorter& sorter, const std::string& profile) {
+    Json entry = Json::object();
+    entry.set("profile", std::string_view(profile));
+    entry.set("sorter", sorter.model ? Json::string(*sorter.model) : Json::null());
+    entry.set("set", sorter.set);
+    return entry;
 }
 
 std::string checked_model(const std::string& spec) {
@@ -104,7 +125,7 @@ int set_command(int argc, const char* const* argv) {
     const CommandSpec spec{
         "sion-route set",
         "sion-route set PROFILE ROUTE --model M [--model M]... (--about TEXT | --when "
-        "pictures|long [--longer-than N])",
+        "pictures|long [--longer-than N]) [--json]",
         "Set the route ROUTE of PROFILE: its models, first first, and what sends a task to it:\n"
         "the sorter's choice by the words of --about, or --when the task has pictures or is\n"
         "long (past 40000 characters, or --longer-than N). A route set again keeps its place.",
@@ -115,6 +136,7 @@ int set_command(int argc, const char* const* argv) {
             {"when", 0, "WHAT", "pictures or long: what sends a task here without asking", nullptr,
              "pictures long"},
             {"longer-than", 0, "N", "with --when long: past how many characters (40000)"},
+            {"json", 0, nullptr, "print the route as list --json does"},
         },
         false,
         {":profile", ":route"},
@@ -162,21 +184,25 @@ int set_command(int argc, const char* const* argv) {
     or_die(routes::set_route(state.db, route));
     std::vector<Route> all = or_die(routes::list_routes(state.db, route.profile));
     std::vector<std::string> lines = route_lines(all);
+    const Listing listing(args.has("json"));
     for (size_t i = 0; i < all.size(); ++i)
         if (all[i].name == route.name)
-            std::printf(
-                "route %s of %s: %s\n", route.name.c_str(), route.profile.c_str(),
-                lines[i].substr(lines[i].find_first_not_of(' ', route.name.size())).c_str());
+            listing.print(
+                route_entry(all[i], i + 1),
+                "route " + route.name + " of " + route.profile + ": "
+                    + lines[i].substr(lines[i].find_first_not_of(' ', route.name.size())));
     return 0;
 }
 
 int sorter_command(int argc, const char* const* argv) {
     const CommandSpec spec{
         "sion-route sorter",
-        "sion-route sorter PROFILE [MODEL | --unset]",
+        "sion-route sorter PROFILE [MODEL | --unset] [--json]",
         "Set the model that chooses a route by the routes' --about, or with --unset go back to\n"
-        "the profile's first model; with no MODEL, say which model it is.",
-        {{"unset", 0, nullptr, "let the profile's first model sort again"}},
+        "the profile's first model; with no MODEL, say which model it is. With --json one JSON\n"
+        "object (schemas/route.sorter.json).",
+        {{"unset", 0, nullptr, "let the profile's first model sort again"},
+         {"json", 0, nullptr, "print the sorter as one JSON object"}},
         false,
         {":profile", ":provider"},
     };
@@ -191,7 +217,9 @@ int sorter_command(int argc, const char* const* argv) {
     State state = open_profile(args.operands()[0]);
     if (!model.empty() || unset)
         or_die(routes::set_sorter(state.db, state.profile.name, model));
-    std::printf("%s\n", sorter_line(state).c_str());
+    Sorter sorter = sorter_of(state);
+    Listing(args.has("json"))
+        .print(sorter_entry(sorter, state.profile.name), sorter_line(sorter, state.profile.name));
     return 0;
 }
 
@@ -217,7 +245,7 @@ int list_command(int argc, const char* const* argv) {
     if (!listing.json()) {
         if (all.empty())
             std::printf("no routes: every task runs on the profile's models\n");
-        std::printf("%s\n", sorter_line(state).c_str());
+        std::printf("%s\n", sorter_line(sorter_of(state), state.profile.name).c_str());
     }
     return 0;
 }
@@ -225,9 +253,10 @@ int list_command(int argc, const char* const* argv) {
 int remove_command(int argc, const char* const* argv) {
     const CommandSpec spec{
         "sion-route remove",
-        "sion-route remove PROFILE ROUTE",
-        "Remove the route ROUTE of PROFILE; the log of the sessions it took stays.",
-        {},
+        "sion-route remove PROFILE ROUTE [--json]",
+        "Remove the route ROUTE of PROFILE; the log of the sessions it took stays. With --json,\n"
+        "print the route removed as list --json did.",
+        {{"json", 0, nullptr, "print the route removed as one JSON object"}},
         false,
         {":profile", ":route"},
     };
@@ -235,11 +264,18 @@ int remove_command(int argc, const char* const* argv) {
     check_operands(args, 2, 2, "give a profile and a route: sion-route remove PROFILE ROUTE");
     or_die(routes::check_route_name(args.operands()[1]));
     State state = open_profile(args.operands()[0]);
-    if (!or_die(routes::remove_route(state.db, state.profile.name, args.operands()[1])))
+    std::vector<Route> all = or_die(routes::list_routes(state.db, state.profile.name));
+    size_t place = 0;
+    while (place < all.size() && all[place].name != args.operands()[1])
+        ++place;
+    if (place == all.size()
+        || !or_die(routes::remove_route(state.db, state.profile.name, args.operands()[1])))
         die(make_error(Exit::no, "no route '%s' in profile '%s' (sion-route list %s)",
                        args.operands()[1].c_str(), state.profile.name.c_str(),
                        state.profile.name.c_str()));
-    std::printf("removed route %s of %s\n", args.operands()[1].c_str(), state.profile.name.c_str());
+    Listing(args.has("json"))
+        .print(route_entry(all[place], place + 1),
+               "removed route " + args.operands()[1] + " of " + state.profile.name);
     return 0;
 }
 

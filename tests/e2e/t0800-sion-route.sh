@@ -37,6 +37,14 @@ eyes  gemini:gemini-3-pro-preview  --when pictures
 chat  anthropic:claude-haiku-5-5   --about "Quick questions and small talk"
 sorter: anthropic:claude-haiku-5-5'
 expect_exit 0 sion-route list lead --json && expect_json_lines route.list.json 3
+expect_exit 0 sion-route sorter lead --json && expect_json_lines route.sorter.json 1 &&
+    expect_out '{"profile":"lead","sorter":"anthropic:claude-haiku-5-5","set":true}'
+expect_exit 0 sion-route set lead spare --model anthropic:m --when long --longer-than 9 --json &&
+    expect_json_lines route.list.json 1 &&
+    expect_out '{"profile":"lead","route":"spare","place":4,"models":["anthropic:m"],"when":"long","longer_than":9}'
+expect_exit 0 sion-route remove lead spare --json && expect_json_lines route.list.json 1 &&
+    expect_out '{"profile":"lead","route":"spare","place":4,"models":["anthropic:m"],"when":"long","longer_than":9}'
+
 # A route's models may think hard; set again, a route keeps its place.
 expect_exit 0 sion agent routes set lead code --model anthropic:claude-opus-5-5#xhigh --about "Writing, fixing or reviewing code"
 expect_exit 0 sion-route list lead && expect_grep '^code  anthropic:claude-opus-5-5#xhigh  ' "$scratch/out"
@@ -244,6 +252,9 @@ sion agent create other >/dev/null
 expect_exit 0 sion-route show other && expect_out "no routed sessions of other yet"
 expect_exit 0 sion-route list other && expect_out "no routes: every task runs on the profile's models
 sorter: none (the profile has no models: set one with sion-route sorter other MODEL)"
+expect_exit 0 sion-route sorter other --json && expect_out '{"profile":"other","sorter":null,"set":false}'
+expect_exit 0 sion-route sorter lead --unset --json && expect_json_lines route.sorter.json 1 &&
+    expect_out "{\"profile\":\"lead\",\"sorter\":\"script:$scratch/scripts/lead.json\",\"set\":false}"
 
 # A --when that holds needs no sion-route: sion-run decides it, and starts no process for it.
 python3 -c 'import base64,sys; sys.stdout.buffer.write(base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="))' >dot.png

@@ -186,7 +186,8 @@ TEST(Routing, AnAnswerNamesOneRouteOrNone) {
     std::vector<Route> routes = {
         about("code", {"a:code"}, "code"), when("eyes", {"a:eyes"}, When::pictures),
         about("chat", {"a:chat"}, "chat"), about("data-science", {"a:ds"}, "numbers")};
-    auto is = [&](std::string_view answer, std::optional<std::string> route, std::string why) {
+    auto is = [&](std::string_view answer, const std::optional<std::string>& route,
+                  const std::string& why) {
         Choice c = read_answer(routes, answer, "script:s.json");
         EXPECT_EQ(c.route, route) << answer;
         EXPECT_EQ(c.why, why) << answer;
