@@ -175,17 +175,8 @@ Result<Json> CallPipeline::run_tool(Tool& tool, CallRow& row) {
     std::optional<int64_t> entry;
     if (tool.journaled()) {
         SION_TRY(Begun begun, m_journal.begin(m_p.session->id, row.tool, row.input));
-        if (begun.kind == Begun::Kind::recorded) {
-            row.state = begun.is_error ? "error" : "ok";
-            row.result =
-                "[made before in this session: not made again; its answer then]\n" + begun.result;
-            return finish(row);
-        }
-        if (begun.kind == Begun::Kind::uncertain) {
-            row.state = "uncertain";
-            row.result = begun.result;
-            return finish(row);
-        }
+        if (begun.kind != Begun::Kind::proceed)
+            return journal_answers(row, begun);
         entry = begun.entry;
     }
     std::string outer = m_under_way;
@@ -216,6 +207,7 @@ Result<Json> CallPipeline::ran(Tool& tool, CallRow& row, Result<ToolResult> done
         SION_CHECK(m_journal.forget(*entry));
     else if (entry)
         SION_CHECK(m_journal.finish(*entry, done->text, done->is_error));
+    add_to(m_spent, done->usage);
     row.state = done->is_error ? "error" : "ok";
     row.result = std::move(done->text);
     row.detail = std::move(done->detail);
@@ -235,11 +227,12 @@ Result<Json> CallPipeline::ran(Tool& tool, CallRow& row, Result<ToolResult> done
 
 bool CallPipeline::may_run_beside(const models::ToolCall& call) const {
     auto tool = m_p.find_tool(call.tool);
-    if (!tool || !call.input.view().is_object() || !(*tool)->runs_beside() || (*tool)->journaled())
+    if (!tool || !call.input.view().is_object())
         return false;
     Effect effect = (*tool)->effect(call.input);
-    return effect == Effect::read
-           && decide(effect, m_p.autonomy, m_p.session->tainted) == Decision::run;
+    bool beside = ((*tool)->runs_beside() && !(*tool)->journaled() && effect == Effect::read)
+                  || (*tool)->runs_together();
+    return beside && decide(effect, m_p.autonomy, m_p.session->tainted) == Decision::run;
 }
 
 Result<std::vector<Json>> CallPipeline::model_calls(const std::vector<Asked>& calls) {
@@ -268,6 +261,8 @@ Result<std::vector<Json>> CallPipeline::run_beside(std::span<const Asked> calls)
         Tool* tool = nullptr;
         std::optional<std::string> blocked; // why a hook stopped it
         std::optional<Result<ToolResult>> done;
+        std::optional<int64_t> entry;  // its journal entry, when it is journaled
+        std::optional<Begun> answered; // the journal's answer instead of a run
     };
 
     std::vector<Running> running(calls.size());
@@ -276,13 +271,20 @@ Result<std::vector<Json>> CallPipeline::run_beside(std::span<const Asked> calls)
         r.tool = *m_p.find_tool(calls[k].call.tool);
         SION_CHECK(begin_row(calls[k].call, *r.tool, r.row));
         r.blocked = hook_blocks(r.row);
+        if (r.blocked || !r.tool->journaled())
+            continue;
+        SION_TRY(Begun begun, m_journal.begin(m_p.session->id, r.row.tool, r.row.input));
+        if (begun.kind == Begun::Kind::proceed)
+            r.entry = begun.entry;
+        else
+            r.answered = std::move(begun);
     }
     // What a server asks meanwhile is recorded as happening during the first of them.
     m_under_way = calls[0].call.id;
     m_program_calls = 0;
     std::vector<std::thread> threads;
     for (Running& r : running) {
-        if (r.blocked)
+        if (r.blocked || r.answered)
             continue;
         auto run = [&r, this] { r.done = timed_run(*r.tool, r.row); };
         try {
@@ -303,12 +305,29 @@ Result<std::vector<Json>> CallPipeline::run_beside(std::span<const Asked> calls)
     for (size_t k = 0; k < calls.size(); ++k) {
         Running& r = running[k];
         m_asked_as = calls[k].asked_as;
+        if (r.answered) {
+            SION_TRY(Json result, journal_answers(r.row, *r.answered));
+            results.push_back(std::move(result));
+            continue;
+        }
         SION_TRY(Json result, r.blocked ? refuse(r.row, std::move(*r.blocked))
-                                        : ran(*r.tool, r.row, std::move(*r.done), std::nullopt));
+                                        : ran(*r.tool, r.row, std::move(*r.done), r.entry));
         results.push_back(std::move(result));
     }
     m_asked_as.clear();
     return results;
+}
+
+Result<Json> CallPipeline::journal_answers(CallRow& row, const Begun& begun) {
+    if (begun.kind == Begun::Kind::uncertain) {
+        row.state = "uncertain";
+        row.result = begun.result;
+    } else {
+        row.state = begun.is_error ? "error" : "ok";
+        row.result =
+            "[made before in this session: not made again; its answer then]\n" + begun.result;
+    }
+    return finish(row);
 }
 
 Result<Json> CallPipeline::refuse(CallRow& row, std::string why) {

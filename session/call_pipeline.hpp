@@ -24,6 +24,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace sion::session {
@@ -93,11 +94,15 @@ public:
     // The calls finished so far, programs' included.
     [[nodiscard]] int finished() const { return m_finished; }
 
+    // What the calls spent since the last take (subagents' tokens), for the session to count.
+    [[nodiscard]] models::Usage take_spent() { return std::exchange(m_spent, models::Usage{}); }
+
 private:
     struct Judgement {
         Effect effect;
         Decision decision;
     };
+
     // The policy's decision on a call of `tool`, recorded on its row.
     Judgement judge(Tool& tool, CallRow& row) const;
     // The model's call of `tool` as it starts, on `row`: judged, stored as running, shown; the
@@ -120,6 +125,8 @@ private:
     Result<Json> ran(Tool& tool, CallRow& row, Result<ToolResult> done,
                      std::optional<int64_t> entry);
     Result<Json> refuse(CallRow& row, std::string why);
+    // A journaled call the journal answers: made before (its answer then), or uncertain.
+    Result<Json> journal_answers(CallRow& row, const Begun& begun);
     // Stores and shows the ended call; returns its result as the conversation holds it, for the
     // model's call (tool_message()), or null for a program's.
     Result<Json> finish(CallRow& row);
@@ -131,6 +138,7 @@ private:
     int m_program_calls = 0; // those of the program of the call under way
     std::optional<Error> m_store_failure;
     int m_finished = 0;
+    models::Usage m_spent;
 };
 
 } // namespace sion::session

@@ -136,6 +136,11 @@ Result<std::vector<Json>> Loop::model_calls(const std::vector<models::ToolCall>&
             asked.push_back({{call.id, call.tool, Json::copy_of(call.input)}, ""});
     }
     auto results = m_calls.model_calls(asked);
+    // What subagents spent is the session's, within its budget.
+    if (models::Usage spent = m_calls.take_spent(); spent.input_tokens + spent.output_tokens > 0) {
+        add_to(m_ending.usage, spent);
+        SION_CHECK(add_usage(*m_p.db, m_p.row.id, spent));
+    }
     if (m_found.changed) {
         m_found.changed = false;
         Json kept = Json::object();

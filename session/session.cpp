@@ -34,6 +34,12 @@ Result<Ending> Loop::run() {
         for (JsonView c : m.get("calls"))
             if (auto id = c.string("id"))
                 m_call_ids.insert(std::string(*id));
+    if (m_p.context.delegation != nullptr)
+        m_p.context.delegation->left = [this]() -> std::optional<int64_t> {
+            if (!m_p.settings.budget_tokens)
+                return std::nullopt;
+            return *m_p.settings.budget_tokens - tokens_used();
+        };
     m_p.out->session(m_p.row, m_p.continued);
     if (m_p.route.exists()) {
         SION_CHECK(append_message(*m_p.db, m_p.row.id, m_p.route));

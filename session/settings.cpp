@@ -101,6 +101,16 @@ Result<Json> settings_from_flags(const Args& args, JsonView base) {
         SION_TRY(int64_t n, whole_number(args, "context-messages", k_least_context_messages));
         s.set("context_messages", n);
     }
+    if (args.has("delegate"))
+        s.set("delegate", true);
+    if (args.has("subagent-model")) {
+        std::vector<std::string> models;
+        for (const auto& m : args.values("subagent-model")) {
+            SION_TRY(std::string kept, models::kept_model_spec(m));
+            models.push_back(std::move(kept));
+        }
+        s.set("subagent_models", Json::strings(models));
+    }
     if (args.has("mcp")) {
         std::vector<std::string> servers;
         for (const auto& name : args.values("mcp")) {
@@ -138,6 +148,11 @@ Result<RunSettings> resolve_settings(JsonView settings, const Profile& profile,
     rs.context = {static_cast<size_t>(std::max<int64_t>(chars, k_least_context_chars)),
                   static_cast<size_t>(std::max<int64_t>(messages, k_least_context_messages))};
     SION_TRY(rs.mcp, settings.strings("mcp"));
+    SION_TRY(rs.delegate, settings.boolean_or("delegate", false));
+    SION_TRY(rs.subagent_models, settings.strings("subagent_models"));
+    if (!rs.subagent_models.empty() && !rs.delegate)
+        return make_error(Exit::usage, "--subagent-model is for a session that delegates: add "
+                                       "--delegate");
     for (const auto& name : rs.mcp)
         SION_CHECK(proto::check_server_name(name));
     rs.shell = settings.get("shell").exists();

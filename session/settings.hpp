@@ -33,7 +33,9 @@ struct RunSettings {
     std::optional<int64_t> budget_tokens;
     ContextLimits context;        // --context-chars, --context-messages (compaction.hpp)
     std::vector<std::string> mcp; // --mcp: MCP servers on the shelf, by name
-    Json stored;                  // what sessions.settings keeps
+    bool delegate = false;        // --delegate: agent_spawn
+    std::vector<std::string> subagent_models; // --subagent-model; empty: the session's
+    Json stored;                              // what sessions.settings keeps
 };
 
 // The settings members the flags of `sion-run run` give, laid over `base` (a stored session's, or

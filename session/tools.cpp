@@ -21,6 +21,8 @@ std::vector<std::unique_ptr<Tool>> make_tools(const ToolOptions& options) {
     }
     if (!options.code_sandbox.empty())
         tools.push_back(make_run_code_tool(options.code_sandbox));
+    if (options.delegate)
+        tools.push_back(make_agent_spawn_tool());
     return tools;
 }
 

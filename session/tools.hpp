@@ -4,17 +4,18 @@
 // and then runs it.
 #pragma once
 
-#include "session/ranking.hpp"
-#include "session/sandbox_client.hpp"
 #include "lib/confined.hpp"
 #include "lib/json.hpp"
 #include "lib/models/model.hpp"
 #include "lib/policy.hpp"
 #include "lib/result.hpp"
+#include "session/ranking.hpp"
+#include "session/sandbox_client.hpp"
 
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,6 +23,7 @@
 namespace sion::session {
 
 class McpClient;
+class Output;
 
 // What a call came to. A tool's failure (a file that is not there, a command that could not
 // start) is an answer too: the model is shown it, marked as an error, and may try again.
@@ -34,11 +36,28 @@ struct ToolResult {
     // journal forgets it, as it does a failure of a tool that fails_cleanly().
     bool changed_nothing = false;
     Json images{}; // pictures the model is shown besides the text (lib/picture.hpp), or nothing
+    models::Usage usage{}; // tokens the call spent (a subagent's), the session's to count
 };
 
 // A call a program makes from run_code: made as the model's would be (policy, journal, hooks, the
 // transcript), or refused when it would change something, reach outside or wait for a person.
 using CodeCall = std::function<ToolResult(std::string_view tool, JsonView input)>;
+
+// What a session that delegates (--delegate) gives its subagents (tool_spawn.cpp).
+struct Delegation {
+    std::string home;                // $SION_HOME
+    std::string profile;             // the parent's: a subagent's is <profile>-<name>
+    std::vector<std::string> models; // the subagents' (--subagent-model), else the parent's
+    int autonomy = 0;                // the parent's: a subagent's is at most that
+    std::string workspace;           // the parent's, or ""
+    std::vector<std::string> shell;  // sion-run's shell options for a subagent: its own sandbox
+    // The tokens the parent may still spend (its budget less what it used); nullopt: no budget.
+    std::function<std::optional<int64_t>()> left;
+    // Given out to subagents at work, not yet counted as the parent's.
+    int64_t promised = 0;
+    Output* out = nullptr; // where their starts and ends are said
+    std::mutex mutex;
+};
 
 // What tools run against: the session's workspace and sandbox.
 struct ToolContext {
@@ -47,6 +66,7 @@ struct ToolContext {
     // The workspace, opened once for the session: every file tool's path is resolved beneath it by
     // the kernel (lib/confined.hpp). nullptr without a workspace.
     const Confined* files = nullptr;
+    Delegation* delegation = nullptr; // with --delegate
 };
 
 class Tool {
@@ -71,6 +91,10 @@ public:
     // touches nothing another call's does but through what is made for that (rpc::Caller).
     [[nodiscard]] virtual bool runs_beside() const { return false; }
 
+    // Whether its calls in one turn run together though each is journaled (agent_spawn: the
+    // subagents spawned together work at the same time).
+    [[nodiscard]] virtual bool runs_together() const { return false; }
+
     // Whether a call that fails has changed nothing (an edit or a patch that does not fit is
     // refused whole): the journal then forgets it, so the same call made later runs again.
     [[nodiscard]] virtual bool fails_cleanly() const { return false; }
@@ -86,6 +110,7 @@ struct ToolOptions {
     // run_code: sion-sandbox's options for its own sandbox (no workspace, no network), when Python
     // 3 is there; empty: not offered.
     std::vector<std::string> code_sandbox;
+    bool delegate = false; // --delegate: agent_spawn
 };
 
 // The tools a session with these options has, in the order the model is shown them.
@@ -106,6 +131,7 @@ struct ToolOptions {
 [[nodiscard]] std::unique_ptr<Tool> make_diagnostics_tool(bool network);
 [[nodiscard]] std::unique_ptr<Tool> make_run_tests_tool(bool network);
 [[nodiscard]] std::unique_ptr<Tool> make_run_code_tool(std::vector<std::string> sandbox_options);
+[[nodiscard]] std::unique_ptr<Tool> make_agent_spawn_tool();
 
 // Tool search (seed 001, "What a model is sent"; tool_tools.cpp): past 40 tools of the MCP
 // servers, the model is shown its own tools, tools_search and tools_call, and the tools its
@@ -117,10 +143,10 @@ constexpr size_t k_found_most = 10;
 
 // What tools_search searches and loads, kept by the session loop.
 struct FoundTools {
-    ToolIndex index;                   // the servers' tools this turn
-    std::vector<const Tool*> tools;    // each, by the index's numbers
-    std::vector<std::string> loaded;   // the names found last, the oldest first, at most 24
-    bool changed = false;              // loaded changed since the loop last kept it
+    ToolIndex index;                 // the servers' tools this turn
+    std::vector<const Tool*> tools;  // each, by the index's numbers
+    std::vector<std::string> loaded; // the names found last, the oldest first, at most 24
+    bool changed = false;            // loaded changed since the loop last kept it
 };
 
 [[nodiscard]] std::unique_ptr<Tool> make_tools_search_tool(FoundTools& found);

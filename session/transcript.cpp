@@ -13,6 +13,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <mutex>
 
 namespace sion::session {
 
@@ -81,8 +82,9 @@ public:
         size_t at = 0;
         while (at <= text.size()) {
             size_t nl = text.find('\n', at);
-            put(m_out, paint(k_dim, "~ " + shown_line(text.substr(
-                                             at, nl == std::string_view::npos ? nl : nl - at))));
+            put(m_out, paint(k_dim, "~ "
+                                        + shown_line(text.substr(
+                                            at, nl == std::string_view::npos ? nl : nl - at))));
             if (nl == std::string_view::npos)
                 break;
             at = nl + 1;
@@ -110,6 +112,8 @@ public:
     void compacted(JsonView record) override { put(m_out, compaction_line(record)); }
 
     void routed(JsonView record) override { put(m_out, shown_line(routed_line(record))); }
+
+    void subagent(JsonView) override {}
 
     void end(const SessionRow& row, const Ending& ending) override {
         put(m_out, paint(ending.state == "done" ? k_bold : k_red,
@@ -258,9 +262,18 @@ private:
         return e;
     }
 
+    void subagent(JsonView said) override {
+        Json e = event("subagent");
+        for (JsonView member : said)
+            e.set(member.key(), Json::copy_of(member));
+        std::lock_guard lock(m_subagents);
+        emit(e);
+    }
+
     void emit(const Json& e) { put(m_out, e.dump()); }
 
     std::FILE* m_out;
+    std::mutex m_subagents; // subagents say what they do from threads of their own
 };
 
 } // namespace
@@ -272,7 +285,8 @@ std::unique_ptr<Output> make_output(bool json, std::FILE* out, bool colour) {
 }
 
 OptionSpec colour_option() {
-    return {"color", 0, "WHEN", "colour the transcript: auto (on a terminal), always or never",
+    return {"color", 0,
+            "WHEN",  "colour the transcript: auto (on a terminal), always or never",
             nullptr, "auto always never"};
 }
 

@@ -54,6 +54,10 @@ public:
     virtual void compacted(JsonView record) = 0;
     // The route a new session's task took (session/routing.hpp's record).
     virtual void routed(JsonView record) = 0;
+    // A subagent started or ended (tool_spawn.cpp): {"state", "subagent", "agent", "session", …}.
+    // Called from the threads subagents are spawned on, so it must not need the loop's thread; the
+    // transcript shows a subagent in its call's answer, and --json says it as it happens.
+    virtual void subagent(JsonView said) = 0;
     virtual void end(const SessionRow& row, const Ending& ending) = 0;
 };
 

@@ -16,7 +16,9 @@
 #include "session/session.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -25,6 +27,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <optional>
+#include <thread>
 
 namespace sion::run_cmd {
 
@@ -136,6 +139,47 @@ void note_routed(const std::string& home, const SessionParts& parts, const Endin
         report(written.error().context("the routed session is not noted"));
 }
 
+// A subagent's session ends with its parent's (session/tool_spawn.cpp): the parent holds the
+// other end of the pipe SION_PARENT_FD names, whose end of file comes however the parent ends.
+void follow_parent() {
+    const char* given = std::getenv("SION_PARENT_FD"); // NOLINT(concurrency-mt-unsafe)
+    if (given == nullptr)
+        return;
+    auto fd = parse_number(given, 3, 1023);
+    ::unsetenv("SION_PARENT_FD"); // NOLINT(concurrency-mt-unsafe): no thread runs yet
+    if (!fd || ::fcntl(static_cast<int>(*fd), F_SETFD, FD_CLOEXEC) != 0)
+        return;
+    std::thread([fd = static_cast<int>(*fd)] {
+        char c = 0;
+        for (;;) {
+            ssize_t n = ::read(fd, &c, 1);
+            if (n == 0 || (n < 0 && errno != EINTR))
+                break;
+        }
+        (void)::kill(::getpid(), SIGTERM);
+    }).detach();
+}
+
+// The options that give a subagent a shell like its parent's, in a sandbox of its own: none
+// without a shell.
+std::vector<std::string> subagent_shell(JsonView stored) {
+    std::vector<std::string> argv;
+    auto shell = stored.string("shell");
+    if (!shell)
+        return argv;
+    argv.push_back(*shell == "bwrap" ? std::string("--shell") : "--shell=" + std::string(*shell));
+    if (auto network = stored.string("sandbox_network"))
+        argv.insert(argv.end(), {"--sandbox-network", std::string(*network)});
+    for (const std::string& dir :
+         stored.strings("sandbox_read").value_or(std::vector<std::string>{}))
+        argv.insert(argv.end(), {"--sandbox-read", dir});
+    if (auto timeout = stored.integer("sandbox_timeout"))
+        argv.insert(argv.end(), {"--sandbox-timeout", std::to_string(*timeout)});
+    if (auto memory = stored.string("sandbox_memory"))
+        argv.insert(argv.end(), {"--sandbox-memory", std::string(*memory)});
+    return argv;
+}
+
 } // namespace
 
 std::vector<OptionSpec> run_options() {
@@ -163,6 +207,9 @@ std::vector<OptionSpec> run_options() {
         {"context-messages", 0, "N", "keep the conversation sent within N messages (36)"},
         {"mcp", 0, "NAME", "give it the tools of MCP server NAME, from the shelf (repeatable)",
          nullptr, ":mcp-server"},
+        {"delegate", 0, nullptr, "give it agent_spawn: subagents, each a session of its own"},
+        {"subagent-model", 0, "M", "provider:model its subagents think with (repeatable)", nullptr,
+         ":provider"},
         {"prompt", 0, "SERVER:PROMPT",
          "the task is the server's prompt, its arguments NAME=VALUE operands"},
         {"session", 0, "ID", "continue a stored session with a new task", nullptr, ":session"},
@@ -189,6 +236,7 @@ int run_command(int argc, const char* const* argv) {
         {":profile", ":agent"},
     };
     Args args = parse_args_or_exit(spec, argc, argv);
+    follow_parent();
     auto given_prompt = args.value("prompt");
     check_operands(args, 2, given_prompt ? SIZE_MAX : 2,
                    "give a profile and an agent: sion-run run PROFILE AGENT --task TEXT");
@@ -253,7 +301,21 @@ int run_command(int argc, const char* const* argv) {
         settle_sandbox(parts.settings, or_refuse(sandbox->describe()));
     }
     parts.tools = make_tools({!parts.settings.workspace.empty(), parts.settings.shell,
-                              parts.settings.shell_external, parts.settings.code_sandbox});
+                              parts.settings.shell_external, parts.settings.code_sandbox,
+                              parts.settings.delegate});
+    std::unique_ptr<Delegation> delegation; // outlives the session, which holds a pointer to it
+    if (parts.settings.delegate) {
+        delegation = std::make_unique<Delegation>();
+        delegation->home = home;
+        delegation->profile = profile.name;
+        delegation->models = parts.settings.subagent_models.empty()
+                                 ? parts.settings.models
+                                 : parts.settings.subagent_models;
+        delegation->autonomy = parts.settings.autonomy;
+        delegation->workspace = parts.settings.workspace;
+        delegation->shell = subagent_shell(parts.settings.stored);
+        parts.context.delegation = delegation.get();
+    }
     parts.context.sandbox = sandbox.get();
     std::optional<Confined> files; // outlives the session, which holds a pointer to it
     if (!parts.settings.workspace.empty()) {
@@ -301,6 +363,8 @@ int run_command(int argc, const char* const* argv) {
     parts.hooks.set_session(parts.row.id, parts.settings.workspace);
     auto out = make_output(json, stdout, colour);
     parts.out = out.get();
+    if (delegation)
+        delegation->out = out.get();
     Ending ending = or_die(run_session(parts));
     if (routed)
         note_routed(home, parts, ending);

@@ -140,6 +140,8 @@ public:
 
     void routed(JsonView) override {}
 
+    void subagent(JsonView) override {}
+
     void end(const SessionRow&, const Ending&) override {}
 
     std::vector<std::string> shown;

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Subagents (seed 000, "Spawning subagents together"): a session given --delegate spawns three in
+# one turn; each is an agent of <profile>-<name> working in a session of its own, with a sandbox of
+# its own, and they work at the same time, shown without timing: each one's command waits until
+# all three have started theirs, which only subagents at work together can do (bounded by the
+# sandbox's timeout). The seed's lines, budgets out of the parent's, the parent's autonomy, --json's
+# events against their schema; a subagent that fails; a parent killed with -9 takes its subagents
+# and their sandboxes with it, and continued, it never spawns them again.
+. "$(dirname "$0")/lib.sh"
+need_bwrap
+need_jsonschema
+command -v sqlite3 >/dev/null || skip "sqlite3 is not installed (Debian package sqlite3)"
+
+cd "$scratch" || exit 1
+mkdir -p work
+spawn() { printf '{"tool": "agent_spawn", "input": {"name": "%s", "task": "%s", "budget": %s}}' "$1" "$2" "$3"; }
+printf '{"turns": [{"calls": [%s, %s, %s]}, {"text": "Three subagents did their parts."}]}\n' \
+    "$(spawn fetch 'Fetch the dataset.' 20000)" "$(spawn clean 'Clean the dataset.' 20000)" \
+    "$(spawn label 'Label the dataset.' 20000)" >lead.json
+# Each subagent marks its start and waits for the others' marks.
+cat >child.json <<'EOF'
+{"turns": [{"calls": [{"tool": "shell", "input": {"command": "touch /workspace/here-$(cat /proc/sys/kernel/random/uuid); until [ $(ls /workspace | grep -c '^here-') -ge 3 ]; do sleep 0.05; done; echo all three"}}]},
+           {"text": "Did my part."}]}
+EOF
+printf '{"turns": [{"fail": {"status": 503, "message": "Unavailable"}}]}\n' >down.json
+agent=$(sion agent create coder --model script:lead.json) || exit 1
+run() { timeout 120 setsid -w sion agent run coder "$agent" --model script:lead.json --workspace work --shell \
+    --sandbox-timeout 60 "$@" </dev/null; }
+
+# --- three together: the seed's lines ------------------------------------------------------------
+expect_exit 0 run --task 'Have the dataset fetched, cleaned and labelled.' --delegate --subagent-model script:child.json --autonomy L6
+for name in fetch clean label; do
+    expect_grep "^← subagent coder-$name \(agent [0-9a-f]{8}, budget 20000 tokens\) worked in session [0-9a-f]{16}: done; it said: Did my part\. Its calls: shell ok\.$" "$scratch/out"
+done
+expect_grep '^→ agent_spawn \{"budget":20000,"name":"fetch","task":"Fetch the dataset\."\}$' "$scratch/out"
+expect_grep "^agent: Three subagents did their parts\.$" "$scratch/out"
+[ "$(ls work | grep -c '^here-')" = 3 ] && ok || fail "the three subagents did not each mark their start"
+# Each is its own agent, of its own profile, at the parent's level, in a session of its own.
+expect_exit 0 sion agent list --json
+for name in fetch clean label; do
+    expect_grep "\"profile\":\"coder-$name\",\"autonomy\":\"L6\",\"models\":\[\"script:$scratch/child.json\"\]" "$scratch/out"
+done
+[ "$(sqlite3 "$SION_HOME/sion.db" "SELECT count(*) FROM sessions WHERE profile LIKE 'coder-%' AND state = 'done'")" = 3 ] &&
+    ok || fail "not three subagents' sessions done in the store"
+
+# --- budgets out of the parent's, --json ---------------------------------------------------------
+printf '{"turns": [{"text": "Did my part."}]}\n' >answer.json
+expect_exit 0 run --task 'Again.' --delegate --subagent-model script:answer.json --autonomy L6 --budget-tokens 45000 --json &&
+    expect_json_lines run.event.json "$(wc -l <"$scratch/out")" && cp "$scratch/out" budget.jsonl
+python3 - budget.jsonl >budget-check.txt <<'PY'
+import json, sys
+events = [json.loads(l) for l in open(sys.argv[1])]
+started = [e for e in events if e["event"] == "subagent" and e["state"] == "started"]
+ended = [e for e in events if e["event"] == "subagent" and e["state"] == "ended"]
+results = [e for e in events if e["event"] == "result"]
+assert len(started) == 3 and len(ended) == 3, events
+budgets = sorted(e["budget"] for e in started)
+# 45000 less the parent's first answer: two of 20000 and the rest, whichever asked first; the rest
+# is less than a request of the subagent's, which stops before it.
+assert budgets[1:] == [20000, 20000] and 0 < budgets[0] < 5000, budgets
+states = sorted((e["budget"], e["ended"]) for e in ended)
+assert [s for _, s in states] == ["stopped", "done", "done"], states
+assert any("out of budget; it said nothing. It made no calls." in r["text"] for r in results), results
+assert all(f"budget {e['budget']} tokens" in r["text"] for e in started for r in results
+           if e["subagent"] in r["text"]), results
+spent = sum(e["usage"]["input_tokens"] + e["usage"]["output_tokens"] for e in ended)
+end = events[-1]
+assert end["usage"]["input_tokens"] + end["usage"]["output_tokens"] > spent, (end, spent)
+print("ok")
+PY
+[ "$(cat budget-check.txt)" = ok ] && ok || fail "budgets: $(cat budget-check.txt)"
+
+# --- refusals and failures -----------------------------------------------------------------------
+expect_exit 64 sion agent run coder "$agent" --task x --subagent-model script:child.json &&
+    expect_err "sion-run: --subagent-model is for a session that delegates: add --delegate"
+# Below L3 no one is there to let a write run: agent_spawn is refused, and nothing is spawned.
+before=$(sqlite3 "$SION_HOME/sion.db" "SELECT count(*) FROM sessions")
+expect_exit 0 run --task 'Refused.' --delegate --subagent-model script:child.json --autonomy L2
+expect_grep "^✗ agent_spawn is a write, which asks a person at L2" "$scratch/out"
+[ "$(sqlite3 "$SION_HOME/sion.db" "SELECT count(*) FROM sessions")" = $((before + 1)) ] && ok ||
+    fail "a refused agent_spawn made a session"
+expect_exit 0 run --task 'Fails.' --delegate --subagent-model script:down.json --autonomy L6
+expect_grep "^✗ subagent coder-fetch \(agent [0-9a-f]{8}, budget 20000 tokens\) worked in session [0-9a-f]{16}: failed: .*HTTP 503: Unavailable.*; it said nothing\. It made no calls\.$" "$scratch/out"
+
+# --- a parent killed with -9 ---------------------------------------------------------------------
+rm -f work/here-*
+printf '{"turns": [{"calls": [{"tool": "shell", "input": {"command": "touch /workspace/here-$(cat /proc/sys/kernel/random/uuid); sleep 300"}}]}, {"text": "Slept."}]}\n' >slow.json
+# sion execs sion-run: $! is the parent session's process.
+sion agent run coder "$agent" --model script:lead.json --workspace work --shell --task 'Sleep.' \
+    --delegate --subagent-model script:slow.json --autonomy L6 --json </dev/null >killed.jsonl 2>&1 &
+parent=$!
+wait_until 60 eval '[ "$(ls work | grep -c "^here-")" = 3 ]' && ok || fail "the subagents never started their commands"
+children=$(pgrep -f "sion-run run coder-" | wc -l)
+[ "$children" = 3 ] && ok || fail "$children subagents' sion-run running, want 3"
+kill -KILL "$parent"
+wait "$parent" 2>/dev/null
+wait_until 30 eval '! pgrep -f "sion-run run coder-" >/dev/null' && ok || fail "the subagents outlived their parent"
+wait_until 30 eval '! pgrep -f "sleep 300" >/dev/null' && ok || fail "the subagents' sandboxes outlived their parent"
+session=$(head -1 killed.jsonl | python3 -c 'import json,sys; print(json.load(sys.stdin)["session"])')
+spawned=$(sqlite3 "$SION_HOME/sion.db" "SELECT count(*) FROM sessions WHERE profile LIKE 'coder-%'")
+expect_exit 0 timeout 120 setsid -w sion agent run coder "$agent" --session "$session" --task 'Again.' \
+    --delegate --subagent-model script:slow.json --autonomy L6 </dev/null
+[ "$(grep -c "^✗ this call was made before and got no answer" "$scratch/out")" = 3 ] && ok ||
+    fail "the continued session's spawns are not each uncertain"
+[ "$(sqlite3 "$SION_HOME/sion.db" "SELECT count(*) FROM sessions WHERE profile LIKE 'coder-%'")" = "$spawned" ] &&
+    ok || fail "a continued session spawned its subagents again"
+
+done_testing
