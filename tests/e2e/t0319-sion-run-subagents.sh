@@ -85,18 +85,21 @@ expect_grep "^✗ subagent coder-fetch \(agent [0-9a-f]{8}, budget 20000 tokens\
 
 # --- a parent killed with -9 ---------------------------------------------------------------------
 rm -f work/here-*
-printf '{"turns": [{"calls": [{"tool": "shell", "input": {"command": "touch /workspace/here-$(cat /proc/sys/kernel/random/uuid); sleep 300"}}]}, {"text": "Slept."}]}\n' >slow.json
+# Their commands and processes are this suite's own: by its scratch directory, and a sleep of its own.
+nap="300.$$"
+printf '{"turns": [{"calls": [{"tool": "shell", "input": {"command": "touch /workspace/here-$(cat /proc/sys/kernel/random/uuid); sleep %s"}}]}, {"text": "Slept."}]}\n' "$nap" >slow.json
 # sion execs sion-run: $! is the parent session's process.
 sion agent run coder "$agent" --model script:lead.json --workspace work --shell --task 'Sleep.' \
     --delegate --subagent-model script:slow.json --autonomy L6 --json </dev/null >killed.jsonl 2>&1 &
 parent=$!
 wait_until 60 eval '[ "$(ls work | grep -c "^here-")" = 3 ]' && ok || fail "the subagents never started their commands"
-children=$(pgrep -f "sion-run run coder-" | wc -l)
+children=$(pgrep -f "sion-run run coder-.* --workspace $scratch/work" | wc -l)
 [ "$children" = 3 ] && ok || fail "$children subagents' sion-run running, want 3"
 kill -KILL "$parent"
 wait "$parent" 2>/dev/null
-wait_until 30 eval '! pgrep -f "sion-run run coder-" >/dev/null' && ok || fail "the subagents outlived their parent"
-wait_until 30 eval '! pgrep -f "sleep 300" >/dev/null' && ok || fail "the subagents' sandboxes outlived their parent"
+wait_until 30 eval '! pgrep -f "sion-run run coder-.* --workspace $scratch/work" >/dev/null' && ok ||
+    fail "the subagents outlived their parent"
+wait_until 30 eval '! pgrep -f "sleep $nap" >/dev/null' && ok || fail "the subagents' sandboxes outlived their parent"
 session=$(head -1 killed.jsonl | python3 -c 'import json,sys; print(json.load(sys.stdin)["session"])')
 spawned=$(sqlite3 "$SION_HOME/sion.db" "SELECT count(*) FROM sessions WHERE profile LIKE 'coder-%'")
 expect_exit 0 timeout 120 setsid -w sion agent run coder "$agent" --session "$session" --task 'Again.' \
