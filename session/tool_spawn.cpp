@@ -11,6 +11,7 @@
 #include "lib/fd.hpp"
 #include "lib/policy.hpp"
 #include "lib/programs.hpp"
+#include "lib/proto/run_events.hpp"
 #include "lib/text.hpp"
 #include "session/tools.hpp"
 #include "session/transcript.hpp"
@@ -47,49 +48,7 @@ ToolResult refused(std::string text) {
     return r;
 }
 
-// What the subagent's session printed (sion-run --json): its id, how it ended, what it said last,
-// its calls and what it spent.
-struct Seen {
-    std::string session;
-    std::string state; // "" when it came to no end: it was killed
-    std::string why;
-    std::string said;
-    std::vector<std::string> calls; // "write_file ok"
-    bool tainted = false;
-    models::Usage usage;
-};
-
-Seen read_events(std::string_view out) {
-    Seen seen;
-    for (size_t at = 0; at < out.size();) {
-        size_t nl = out.find('\n', at);
-        std::string_view line = out.substr(at, nl == std::string_view::npos ? nl : nl - at);
-        at = nl == std::string_view::npos ? out.size() : nl + 1;
-        auto event = Json::parse(line);
-        if (!event)
-            continue;
-        JsonView v = event->view();
-        std::string_view kind = v.string_or("event", "").value_or("");
-        if (kind == "session")
-            seen.session = std::string(v.string_or("session", "").value_or(""));
-        else if (kind == "text")
-            seen.said = std::string(v.string_or("text", "").value_or(""));
-        else if (kind == "result" && !v.get("parent").exists())
-            seen.calls.push_back(std::string(v.string_or("tool", "").value_or("")) + " "
-                                 + std::string(v.string_or("state", "").value_or("")));
-        else if (kind == "end") {
-            seen.state = std::string(v.string_or("state", "").value_or(""));
-            seen.why = std::string(v.string_or("why", "").value_or(""));
-            seen.tainted = v.boolean_or("tainted", false).value_or(false);
-            JsonView u = v.get("usage");
-            seen.usage = {u.integer_or("input_tokens", 0).value_or(0),
-                          u.integer_or("output_tokens", 0).value_or(0),
-                          u.integer_or("cache_read_tokens", 0).value_or(0),
-                          u.integer_or("cache_write_tokens", 0).value_or(0)};
-        }
-    }
-    return seen;
-}
+using proto::RunSeen;
 
 // Reads a child's stdout and stderr to their ends at once, so that neither fills, keeping at most
 // k_events_max of each and giving each whole line of stdout to `line` as it comes.
@@ -145,7 +104,7 @@ public:
         m_out->subagent(said);
     }
 
-    void ended(const Seen& seen);
+    void ended(const RunSeen& seen);
 
 private:
     Json base(const char* state) const {
@@ -165,7 +124,7 @@ private:
 };
 
 // "done", "out of budget", "failed: why", "interrupted".
-std::string ending_text(const Seen& seen) {
+std::string ending_text(const RunSeen& seen) {
     if (seen.state == "done")
         return "done";
     if (seen.state == "stopped")
@@ -175,7 +134,7 @@ std::string ending_text(const Seen& seen) {
     return "interrupted";
 }
 
-void Said::ended(const Seen& seen) {
+void Said::ended(const RunSeen& seen) {
     if (m_out == nullptr)
         return;
     Json said = base("ended");
@@ -288,7 +247,7 @@ private:
         SION_CHECK(drain(child, out, err, [&](std::string_view line) { telling.line(line); }));
         SION_TRY(ExitStatus ended, child.wait());
         held.reset();
-        Seen seen = read_events(out);
+        RunSeen seen = proto::read_run_events(out);
         telling.ended(seen);
         ToolResult result;
         if (seen.session.empty()) {

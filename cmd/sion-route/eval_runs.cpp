@@ -5,6 +5,7 @@
 #include "lib/confined.hpp"
 #include "lib/fd.hpp"
 #include "lib/private_file.hpp"
+#include "lib/proto/run_events.hpp"
 #include "lib/text.hpp"
 
 #include <fcntl.h>
@@ -147,42 +148,6 @@ Result<ExitStatus> run_known(ChildSpec spec, Running& running) {
 
 namespace {
 
-// The session's id and what it used, from its events; the end's state when it came to one.
-struct SessionSeen {
-    std::string id;
-    std::string state;
-    std::string why; // the end's, when it says one
-    int64_t input_tokens = 0;
-    int64_t output_tokens = 0;
-};
-
-SessionSeen read_events(const std::string& path) {
-    SessionSeen seen;
-    auto text = read_text(path, k_events_max);
-    if (!text)
-        return seen;
-    for (size_t at = 0; at < text->size();) {
-        size_t nl = text->find('\n', at);
-        std::string_view line = std::string_view(*text).substr(
-            at, nl == std::string::npos ? std::string::npos : nl - at);
-        at = nl == std::string::npos ? text->size() : nl + 1;
-        auto event = Json::parse(line);
-        if (!event)
-            continue;
-        JsonView v = event->view();
-        std::string_view kind = v.string_or("event", "").value_or("");
-        if (kind == "session")
-            seen.id = std::string(v.string_or("session", "").value_or(""));
-        if (kind == "end") {
-            seen.state = std::string(v.string_or("state", "").value_or(""));
-            seen.why = first_line(v.string_or("why", "").value_or(""));
-            seen.input_tokens = v.get("usage").integer_or("input_tokens", 0).value_or(0);
-            seen.output_tokens = v.get("usage").integer_or("output_tokens", 0).value_or(0);
-        }
-    }
-    return seen;
-}
-
 // Whether a session or check was ended from outside, as Ctrl-C and Slurm's scancel end them (TERM,
 // INT, or KILL after them), which leaves its run unfinished rather than failed: the signal may
 // reach it before this process has taken its own.
@@ -249,14 +214,15 @@ Result<std::optional<RunRecord>> make_run(const Plan& plan, const Planned& p, Ru
     SION_TRY(ExitStatus ended, run_known(std::move(session), running));
     events.reset();
     errors.reset();
-    SessionSeen seen = read_events(at + "/events.jsonl");
-    run.session = seen.id;
-    run.input_tokens = seen.input_tokens;
-    run.output_tokens = seen.output_tokens;
+    proto::RunSeen seen =
+        proto::read_run_events(read_text(at + "/events.jsonl", k_events_max).value_or(""));
+    run.session = seen.session;
+    run.input_tokens = seen.usage.input_tokens;
+    run.output_tokens = seen.usage.output_tokens;
     if ((running.stopping() || ended_from_outside(ended)) && seen.state.empty())
         return std::optional<RunRecord>();
     std::string said = !seen.why.empty()
-                           ? seen.why
+                           ? first_line(seen.why)
                            : first_line(read_text(at + "/stderr.txt", k_events_max).value_or(""));
     if (ended.status != 0 && ended.status != 1) {
         // 69: no model answered, the provider down; anything else: the session could not run.
