@@ -13,6 +13,8 @@
 #include "lib/programs.hpp"
 #include "lib/proto/run_events.hpp"
 #include "lib/text.hpp"
+#include "lib/utf8.hpp"
+#include "lib/worktree.hpp"
 #include "session/tools.hpp"
 #include "session/transcript.hpp"
 
@@ -88,9 +90,10 @@ Status drain(Child& child, std::string& out, std::string& err,
 // What --json says of a subagent as it starts and ends (Output::subagent()).
 class Said {
 public:
-    Said(const Delegation& d, std::string profile, std::string agent, int64_t budget)
-        : m_out(d.out), m_profile(std::move(profile)), m_agent(std::move(agent)), m_budget(budget) {
-    }
+    Said(const Delegation& d, std::string profile, std::string agent, int64_t budget,
+         const Worktree* tree)
+        : m_out(d.out), m_profile(std::move(profile)), m_agent(std::move(agent)), m_budget(budget),
+          m_worktree(tree != nullptr ? tree->path() : std::string()) {}
 
     void line(std::string_view text) {
         if (m_started || m_out == nullptr)
@@ -101,10 +104,12 @@ public:
         m_started = true;
         Json said = base("started");
         said.set("session", event->view().string_or("session", "").value_or(""));
+        if (!m_worktree.empty())
+            said.set("worktree", std::string_view(m_worktree));
         m_out->subagent(said);
     }
 
-    void ended(const RunSeen& seen);
+    void ended(const RunSeen& seen, const Worktree::Committed& committed);
 
 private:
     Json base(const char* state) const {
@@ -120,6 +125,7 @@ private:
     std::string m_profile;
     std::string m_agent;
     int64_t m_budget;
+    std::string m_worktree;
     bool m_started = false;
 };
 
@@ -134,7 +140,7 @@ std::string ending_text(const RunSeen& seen) {
     return "interrupted";
 }
 
-void Said::ended(const RunSeen& seen) {
+void Said::ended(const RunSeen& seen, const Worktree::Committed& committed) {
     if (m_out == nullptr)
         return;
     Json said = base("ended");
@@ -146,7 +152,38 @@ void Said::ended(const RunSeen& seen) {
     usage.set("input_tokens", seen.usage.input_tokens);
     usage.set("output_tokens", seen.usage.output_tokens);
     said.set("usage", std::move(usage));
+    if (!committed.branch.empty()) {
+        said.set("branch", std::string_view(committed.branch));
+        said.set("changed", std::string_view(committed.stat));
+    }
     m_out->subagent(said);
+}
+
+// Commits what the subagent `name` changed in its worktree and removes it: what the report adds.
+std::string commit_worktree(Worktree& tree, const std::string& name, const std::string& agent,
+                            std::string_view task, const RunSeen& seen,
+                            Worktree::Committed& committed) {
+    std::string subject = one_line(task.substr(0, task.find('\n')));
+    if (subject.size() > 72)
+        subject = subject.substr(0, utf8_boundary(subject, 71)) + "\u2026";
+    std::string message =
+        format("%s\n\nsion subagent %s (agent %.8s) worked in session %s: %s.\n", subject.c_str(),
+               name.c_str(), agent.c_str(), seen.session.c_str(), ending_text(seen).c_str());
+    auto made = tree.commit(message);
+    if (!made) {
+        std::string left = tree.path();
+        tree.keep();
+        return format(" Its changes could not be committed (%s): they are left in %s.",
+                      made.error().message().c_str(), left.c_str());
+    }
+    committed = std::move(*made);
+    tree.remove();
+    if (committed.branch.empty())
+        return " It changed nothing in its worktree: no branch was made.";
+    const char* b = committed.branch.c_str();
+    return format(" Its changes are committed on branch %s: %s. See them with git diff HEAD...%s; "
+                  "merge them with git merge %s.",
+                  b, committed.stat.c_str(), b, b);
 }
 
 class AgentSpawnTool final : public Tool {
@@ -175,6 +212,13 @@ public:
             return refused("agent_spawn needs a budget: the tokens the subagent may use, 1 or "
                            "more");
         int64_t budget = *asked;
+        std::optional<Worktree> tree;
+        if (input.boolean("worktree").value_or(false)) {
+            auto made = make_worktree(d, name);
+            if (!made)
+                return refused(made.error().message());
+            tree = std::move(*made);
+        }
         {
             std::lock_guard lock(d.mutex);
             if (auto left = d.left()) {
@@ -187,7 +231,7 @@ public:
             }
             d.promised += budget;
         }
-        auto result = spawn(d, std::string(name), task, budget);
+        auto result = spawn(d, std::string(name), task, budget, tree ? &*tree : nullptr);
         {
             std::lock_guard lock(d.mutex);
             d.promised -= budget;
@@ -196,8 +240,28 @@ public:
     }
 
 private:
+    // A worktree for the subagent `name`, or why it gets none (one line for the model).
+    static Result<Worktree> make_worktree(const Delegation& d, std::string_view name) {
+        std::string why;
+        if (d.shell.empty())
+            why = "this session has no shell";
+        else if (d.repository.git_dir.empty())
+            why = d.repository.why_not;
+        if (!why.empty())
+            return make_error(Exit::usage,
+                              "agent_spawn gives no worktree here: %s; spawn it without "
+                              "\"worktree\", to work in this session's workspace",
+                              why.c_str());
+        auto dir = worktrees_dir();
+        auto tree =
+            dir ? Worktree::make(d.repository.git_dir, name, *dir) : Result<Worktree>(dir.error());
+        if (!tree)
+            return tree.error().context("agent_spawn could not make a worktree");
+        return tree;
+    }
+
     static Result<ToolResult> spawn(const Delegation& d, const std::string& name,
-                                    std::string_view task, int64_t budget) {
+                                    std::string_view task, int64_t budget, Worktree* tree) {
         std::string profile = d.profile + "-" + name;
         if (!check_profile_name(profile))
             return refused("agent_spawn's name '" + name + "' makes the profile name '" + profile
@@ -222,8 +286,9 @@ private:
                      "--budget-tokens", std::to_string(budget),
                      "--autonomy",      autonomy_name(d.autonomy),
                      "--json"};
-        if (!d.workspace.empty()) {
-            spec.argv.insert(spec.argv.end(), {"--workspace", d.workspace});
+        if (tree != nullptr || !d.workspace.empty()) {
+            spec.argv.insert(spec.argv.end(),
+                             {"--workspace", tree != nullptr ? tree->path() : d.workspace});
             spec.argv.insert(spec.argv.end(), d.shell.begin(), d.shell.end());
         }
         // The pipe the subagent watches: its end of file is this session's end.
@@ -243,12 +308,16 @@ private:
         // Its events as they come: the first names its session, which is said at once.
         std::string out;
         std::string err;
-        Said telling(d, profile, agent.id, budget);
+        Said telling(d, profile, agent.id, budget, tree);
         SION_CHECK(drain(child, out, err, [&](std::string_view line) { telling.line(line); }));
         SION_TRY(ExitStatus ended, child.wait());
         held.reset();
         RunSeen seen = proto::read_run_events(out);
-        telling.ended(seen);
+        Worktree::Committed committed;
+        std::string changes; // what the report says of the worktree
+        if (tree != nullptr && !seen.session.empty())
+            changes = commit_worktree(*tree, name, agent.id, task, seen, committed);
+        telling.ended(seen, committed);
         ToolResult result;
         if (seen.session.empty()) {
             RunResult r;
@@ -276,6 +345,7 @@ private:
                    seen.session.c_str(), ending_text(seen).c_str(),
                    said.empty() ? "it said nothing." : ("it said: " + said).c_str(),
                    calls.empty() ? "It made no calls." : ("Its calls: " + calls + ".").c_str());
+        result.text += changes;
         result.is_error = seen.state != "done";
         result.taints = seen.tainted;
         result.usage = seen.usage;

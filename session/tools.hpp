@@ -9,6 +9,7 @@
 #include "lib/models/model.hpp"
 #include "lib/policy.hpp"
 #include "lib/result.hpp"
+#include "lib/worktree.hpp"
 #include "session/ranking.hpp"
 #include "session/sandbox_client.hpp"
 
@@ -51,6 +52,7 @@ struct Delegation {
     int autonomy = 0;                // the parent's: a subagent's is at most that
     std::string workspace;           // the parent's, or ""
     std::vector<std::string> shell;  // sion-run's shell options for a subagent: its own sandbox
+    WorkspaceRepository repository;  // the workspace's, for worktrees: found before the model ran
     // The tokens the parent may still spend (its budget less what it used); nullopt: no budget.
     std::function<std::optional<int64_t>()> left;
     // Given out to subagents at work, not yet counted as the parent's.

@@ -314,6 +314,8 @@ int run_command(int argc, const char* const* argv) {
         delegation->autonomy = parts.settings.autonomy;
         delegation->workspace = parts.settings.workspace;
         delegation->shell = subagent_shell(parts.settings.stored);
+        if (!parts.settings.workspace.empty())
+            delegation->repository = find_workspace_repository(parts.settings.workspace);
         parts.context.delegation = delegation.get();
     }
     parts.context.sandbox = sandbox.get();
