@@ -212,12 +212,16 @@ public:
             return refused("agent_spawn needs a budget: the tokens the subagent may use, 1 or "
                            "more");
         int64_t budget = *asked;
-        std::optional<Worktree> tree;
-        if (input.boolean("worktree").value_or(false)) {
-            auto made = make_worktree(d, name);
-            if (!made)
-                return refused(made.error().message());
-            tree = std::move(*made);
+        auto worktree = input.boolean_or("worktree", false);
+        if (!worktree)
+            return refused("agent_spawn's worktree is true or false");
+        bool wants_worktree = *worktree;
+        if (wants_worktree) {
+            std::string why = no_worktree(d);
+            if (!why.empty())
+                return refused("agent_spawn gives no worktree here: " + why
+                               + "; spawn it without \"worktree\", to work in this session's "
+                                 "workspace");
         }
         {
             std::lock_guard lock(d.mutex);
@@ -231,7 +235,16 @@ public:
             }
             d.promised += budget;
         }
-        auto result = spawn(d, std::string(name), task, budget, tree ? &*tree : nullptr);
+        auto result = [&]() -> Result<ToolResult> {
+            if (!wants_worktree)
+                return spawn(d, std::string(name), task, budget, nullptr);
+            auto dir = worktrees_dir();
+            auto tree = dir ? Worktree::make(d.repository.git_dir, name, *dir)
+                            : Result<Worktree>(dir.error());
+            if (!tree)
+                return refused("agent_spawn could not make a worktree: " + tree.error().message());
+            return spawn(d, std::string(name), task, budget, &*tree);
+        }();
         {
             std::lock_guard lock(d.mutex);
             d.promised -= budget;
@@ -240,24 +253,11 @@ public:
     }
 
 private:
-    // A worktree for the subagent `name`, or why it gets none (one line for the model).
-    static Result<Worktree> make_worktree(const Delegation& d, std::string_view name) {
-        std::string why;
+    // Why this session can give a subagent no worktree, or "".
+    static std::string no_worktree(const Delegation& d) {
         if (d.shell.empty())
-            why = "this session has no shell";
-        else if (d.repository.git_dir.empty())
-            why = d.repository.why_not;
-        if (!why.empty())
-            return make_error(Exit::usage,
-                              "agent_spawn gives no worktree here: %s; spawn it without "
-                              "\"worktree\", to work in this session's workspace",
-                              why.c_str());
-        auto dir = worktrees_dir();
-        auto tree =
-            dir ? Worktree::make(d.repository.git_dir, name, *dir) : Result<Worktree>(dir.error());
-        if (!tree)
-            return tree.error().context("agent_spawn could not make a worktree");
-        return tree;
+            return "this session has no shell";
+        return d.repository.git_dir.empty() ? d.repository.why_not : std::string();
     }
 
     static Result<ToolResult> spawn(const Delegation& d, const std::string& name,

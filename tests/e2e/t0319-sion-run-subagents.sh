@@ -18,9 +18,10 @@ spawn() { printf '{"tool": "agent_spawn", "input": {"name": "%s", "task": "%s", 
 printf '{"turns": [{"calls": [%s, %s, %s]}, {"text": "Three subagents did their parts."}]}\n' \
     "$(spawn fetch 'Fetch the dataset.' 20000)" "$(spawn clean 'Clean the dataset.' 20000)" \
     "$(spawn label 'Label the dataset.' 20000)" >lead.json
-# Each subagent marks its start and waits for the others' marks.
+# Each subagent writes its part, marks its start and waits for the others' marks.
 cat >child.json <<'EOF'
-{"turns": [{"calls": [{"tool": "shell", "input": {"command": "touch /workspace/here-$(cat /proc/sys/kernel/random/uuid); until [ $(ls /workspace | grep -c '^here-') -ge 3 ]; do sleep 0.05; done; echo all three"}}]},
+{"turns": [{"calls": [{"tool": "write_file", "input": {"path": "part.txt", "content": "done\n"}},
+                      {"tool": "shell", "input": {"command": "touch /workspace/here-$(cat /proc/sys/kernel/random/uuid); until [ $(ls /workspace | grep -c '^here-') -ge 3 ]; do sleep 0.05; done; echo all three"}}]},
            {"text": "Did my part."}]}
 EOF
 printf '{"turns": [{"fail": {"status": 503, "message": "Unavailable"}}]}\n' >down.json
@@ -28,13 +29,30 @@ agent=$(sion agent create coder --model script:lead.json) || exit 1
 run() { timeout 120 setsid -w sion agent run coder "$agent" --model script:lead.json --workspace work --shell \
     --sandbox-timeout 60 "$@" </dev/null; }
 
-# --- three together: the seed's lines ------------------------------------------------------------
+# --- three together: the seed's transcript, byte for byte once ids are normalised ----------------
+# The ledger's words replaced (seed 000, "Spawning subagents together"): budgets are in tokens, and
+# nothing is paid or signed.
 expect_exit 0 run --task 'Have the dataset fetched, cleaned and labelled.' --delegate --subagent-model script:child.json --autonomy L6
-for name in fetch clean label; do
-    expect_grep "^← subagent coder-$name \(agent [0-9a-f]{8}, budget 20000 tokens\) worked in session [0-9a-f]{16}: done; it said: Did my part\. Its calls: shell ok\.$" "$scratch/out"
-done
-expect_grep '^→ agent_spawn \{"budget":20000,"name":"fetch","task":"Fetch the dataset\."\}$' "$scratch/out"
-expect_grep "^agent: Three subagents did their parts\.$" "$scratch/out"
+sed -E -e 's/^session [0-9a-f]{16}/session df7de21c12ac158b/' -e "s/agent ${agent:0:8}\$/agent d85ed254/" \
+    -e 's/^(← subagent coder-fetch \(agent )[0-9a-f]{8}(.*session )[0-9a-f]{16}/\175b72e84\2ef4ce3b30adcf70c/' \
+    -e 's/^(← subagent coder-clean \(agent )[0-9a-f]{8}(.*session )[0-9a-f]{16}/\19d97dbe0\2d4d5079fe0f091e8/' \
+    -e 's/^(← subagent coder-label \(agent )[0-9a-f]{8}(.*session )[0-9a-f]{16}/\11301e5b1\2ae255688feef5b96/' \
+    "$scratch/out" >got.txt
+cat >want.txt <<'TXT'
+session df7de21c12ac158b for agent d85ed254
+→ agent_spawn {"budget":20000,"name":"fetch","task":"Fetch the dataset."}
+→ agent_spawn {"budget":20000,"name":"clean","task":"Clean the dataset."}
+→ agent_spawn {"budget":20000,"name":"label","task":"Label the dataset."}
+← subagent coder-fetch (agent 75b72e84, budget 20000 tokens) worked in session ef4ce3b30adcf70c: done; it said: Did my part. Its calls: write_file ok, shell ok.
+← subagent coder-clean (agent 9d97dbe0, budget 20000 tokens) worked in session d4d5079fe0f091e8: done; it said: Did my part. Its calls: write_file ok, shell ok.
+← subagent coder-label (agent 1301e5b1, budget 20000 tokens) worked in session ae255688feef5b96: done; it said: Did my part. Its calls: write_file ok, shell ok.
+agent: Three subagents did their parts.
+session df7de21c12ac158b: done
+TXT
+if cmp -s want.txt got.txt; then ok; else
+    fail "the subagents' transcript differs from the seed's"
+    diff want.txt got.txt >&2
+fi
 [ "$(ls work | grep -c '^here-')" = 3 ] && ok || fail "the three subagents did not each mark their start"
 # Each is its own agent, of its own profile, at the parent's level, in a session of its own.
 expect_exit 0 sion agent list --json
