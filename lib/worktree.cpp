@@ -6,7 +6,6 @@
 #include "lib/text.hpp"
 
 #include <fcntl.h>
-#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -41,17 +40,14 @@ Status make_parents(const std::string& path) {
     return {};
 }
 
+// The user's cache: $XDG_CACHE_HOME when it is absolute, else $HOME/.cache; "" without either.
+// getenv: nothing in sion changes its environment once it runs.
 std::string cache_home() {
-    const char* xdg = std::getenv("XDG_CACHE_HOME");
+    const char* xdg = std::getenv("XDG_CACHE_HOME"); // NOLINT(concurrency-mt-unsafe)
     if (xdg != nullptr && xdg[0] == '/')
         return xdg;
-    const char* home = std::getenv("HOME");
-    if (home != nullptr && home[0] == '/')
-        return std::string(home) + "/.cache";
-    struct passwd* pw = ::getpwuid(::geteuid());
-    if (pw != nullptr && pw->pw_dir != nullptr && pw->pw_dir[0] == '/')
-        return std::string(pw->pw_dir) + "/.cache";
-    return {};
+    const char* home = std::getenv("HOME"); // NOLINT(concurrency-mt-unsafe)
+    return home != nullptr && home[0] == '/' ? std::string(home) + "/.cache" : std::string();
 }
 
 int64_t ns_of(const struct timespec& t) {
@@ -470,8 +466,8 @@ Result<Worktree> Worktree::make(const std::string& git_dir, std::string_view nam
     for (Tracked& t : tree.m_tracked) {
         int at = beneath.parent(t.path, true, git.owner, git.group, name_in_dir);
         if (at < 0)
-            return failed(make_error(Exit::io, "cannot make the directory of '%s': %s",
-                                     t.path.c_str(), std::strerror(errno)));
+            return failed(
+                sys_error(Exit::io, errno, "cannot make the directory of '%s'", t.path.c_str()));
         if (t.mode == "160000") { // a submodule: an empty directory, as git leaves one
             if (::mkdirat(at, name_in_dir.c_str(), 0777) != 0)
                 return failed(sys_error(Exit::io, errno, "cannot make '%s'", t.path.c_str()));
@@ -740,9 +736,9 @@ Result<Worktree::Committed> Worktree::commit(std::string_view message) {
                 && taken.find(ref + "/") == std::string::npos)
                 branch = candidate;
         }
-        auto created = git.run_git(
-            {"update-ref", "--stdin"},
-            "create refs/heads/" + branch + " " + made + "\ndelete " + tmp_ref + "\n", true);
+        std::string moves = format("create refs/heads/%s %s\ndelete %s\n", branch.c_str(),
+                                   made.c_str(), tmp_ref.c_str());
+        auto created = git.run_git({"update-ref", "--stdin"}, moves, true);
         if (created) {
             committed.branch = branch;
             return committed;
