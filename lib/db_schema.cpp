@@ -118,6 +118,19 @@ CREATE TABLE routes (
 ) STRICT;
 ALTER TABLE profiles ADD COLUMN sorter TEXT;
 )sql"},
+    {5, R"sql(
+CREATE TABLE skills (
+    profile     TEXT NOT NULL REFERENCES profiles(name),
+    name        TEXT NOT NULL,
+    description TEXT NOT NULL,
+    dir         TEXT NOT NULL,
+    origin      TEXT NOT NULL CHECK (origin IN ('installed', 'added', 'written')),
+    files       TEXT,
+    source      TEXT,
+    created     INTEGER NOT NULL,
+    PRIMARY KEY (profile, name)
+) STRICT;
+)sql"},
 };
 
 } // namespace

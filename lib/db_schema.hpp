@@ -21,6 +21,10 @@
 //   profile_mcp  profile, server: a profile's standing servers
 // Version 3: sessions.cache_read_tokens and cache_write_tokens, the input tokens a provider read
 // from its cache and wrote to it (counted in input_tokens too).
+// Version 4: routes, profiles.sorter (lib/routes.hpp).
+// Version 5: skills  profile, name, description, dir (its folder), origin (installed, added,
+//            written), files (installed: JSON of path -> SHA-256), source (the bundle), created
+//            (lib/skills.hpp).
 // Times are Unix milliseconds.
 #pragma once
 

@@ -94,6 +94,8 @@ std::vector<std::string> staged_sources(const Config& config, Layout& fds) {
         fds.proxy_socket = restage(fds.proxy_socket);
     if (!config.channel.empty())
         fds.channel = restage(config.channel);
+    if (!config.skill_dir.empty())
+        fds.skill = restage(config.skill_dir);
     fds.workspace = staged_path(0);
     return stage_args(config.workspace, sources);
 }

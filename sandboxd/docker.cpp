@@ -351,6 +351,9 @@ std::vector<std::string> docker_run_argv(const Config& config, const proto::Exec
     if (!config.channel.empty())
         option("--mount",
                "type=bind," + csv_field("src=" + config.channel) + ",dst=" + k_channel_inside);
+    if (!config.skill_dir.empty())
+        option("--mount", "type=bind," + csv_field("src=" + config.skill_dir) + ",dst="
+                              + proto::k_skill_inside + ",readonly");
     option("--workdir", "/workspace");
     option("--network", config.network == Network::named ? config.network_name : "none");
     option("--ulimit", "cpu=" + cpu + ":" + cpu);

@@ -155,6 +155,9 @@ std::vector<std::string> layout_args(const Config& config, const HostRoot& root,
     add(args, {"--bind", layout.workspace.empty() ? config.workspace : layout.workspace,
                k_workspace_inside});
     add(args, {"--ro-bind", layout.exe, k_exe_inside});
+    if (!config.skill_dir.empty())
+        add(args, {"--ro-bind", layout.skill.empty() ? config.skill_dir : layout.skill,
+                   proto::k_skill_inside});
     if (!layout.proxy_socket.empty())
         add(args, {"--bind", layout.proxy_socket, k_proxy_inside});
     if (!config.channel.empty())

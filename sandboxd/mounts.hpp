@@ -77,6 +77,7 @@ struct Layout {
     std::string workspace;
     std::vector<std::string> reads;
     std::string channel;
+    std::string skill;
     std::string exe;
     int seccomp = -1; // the filter (seccomp.hpp), for bwrap's --seccomp
     int passwd = -1;

@@ -3,6 +3,7 @@
 // run in the warm bubblewrap sandbox, or in a container of its own with Docker.
 #include "sandboxd/server.hpp"
 
+#include "lib/home.hpp"
 #include "lib/log.hpp"
 #include "lib/proto/sandbox_exec.hpp"
 #include "lib/proto/sandbox_options.hpp"
@@ -11,6 +12,7 @@
 #include "sandboxd/docker.hpp"
 #include "sandboxd/warm.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -26,27 +28,27 @@ using rpc::Message;
 using rpc::Reply;
 using rpc::Responder;
 
-// One Docker command on libuv's thread pool: docker_exec() waits for its container.
-struct DockerJob {
+// One command run to its end on libuv's thread pool: a Docker command (docker_exec() waits for its
+// container), or a skill's script in a sandbox of its own (exec_one()).
+struct BlockingJob {
     uv_work_t req{};
-    const Config* config;
-    proto::ExecRequest request;
+    std::function<Result<proto::ExecResult>()> work;
     std::optional<Result<proto::ExecResult>> result;
     std::function<void(Reply)> done;
 };
 
-void run_in_docker(uv_loop_t* loop, const Config& config, proto::ExecRequest request,
-                   std::function<void(Reply)> done) {
-    auto* job = new DockerJob{{}, &config, std::move(request), std::nullopt, std::move(done)};
+void run_blocking(uv_loop_t* loop, std::function<Result<proto::ExecResult>()> work,
+                  std::function<void(Reply)> done) {
+    auto* job = new BlockingJob{{}, std::move(work), std::nullopt, std::move(done)};
     job->req.data = job;
     int rc = uv_queue_work(
         loop, &job->req,
         [](uv_work_t* w) {
-            auto* j = static_cast<DockerJob*>(w->data);
-            j->result.emplace(docker_exec(*j->config, j->request));
+            auto* j = static_cast<BlockingJob*>(w->data);
+            j->result.emplace(j->work());
         },
         [](uv_work_t* w, int) {
-            std::unique_ptr<DockerJob> j(static_cast<DockerJob*>(w->data));
+            std::unique_ptr<BlockingJob> j(static_cast<BlockingJob*>(w->data));
             if (!j->result || !*j->result)
                 j->done(Reply::fail(rpc::k_internal_error,
                                     j->result ? j->result->error().message() : "cancelled"));
@@ -54,9 +56,42 @@ void run_in_docker(uv_loop_t* loop, const Config& config, proto::ExecRequest req
                 j->done(Reply::ok(proto::exec_result_to_json(j->result->value())));
         });
     if (rc != 0) {
-        std::unique_ptr<DockerJob> j(job);
+        std::unique_ptr<BlockingJob> j(job);
         j->done(Reply::fail(rpc::k_internal_error, uv_strerror(rc)));
     }
+}
+
+// The sandbox of a skill's script: the session's, with the skill's folder read-only at /skill, and
+// a network only when the session's has one and the skill names hosts: with bubblewrap the declared
+// network admitting those hosts alone, with Docker the session's network. The folder must be a
+// directory that neither is nor holds $SION_HOME; inside it, only under $SION_HOME/skills.
+Result<Config> skill_config(const Config& session, const proto::ExecRequest& request) {
+    Config config = session;
+    SION_TRY(std::string dir, resolve_path(request.skill));
+    struct stat st {};
+    if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+        return make_error(Exit::data, "the skill's folder %s is not a directory", dir.c_str());
+    if (!session.home.empty()) {
+        SION_TRY(std::string home, resolve_path(session.home));
+        SION_TRY(bool overlaps, paths_overlap(dir, home));
+        bool under_skills = dir.compare(0, home.size() + 8, home + "/skills/") == 0;
+        if (overlaps && !under_skills)
+            return make_error(Exit::data, "the skill's folder %s and %s overlap", dir.c_str(),
+                              home.c_str());
+    }
+    config.skill_dir = dir;
+    bool network = session.network != Network::none && !request.skill_hosts.empty();
+    if (session.backend == BackendKind::docker) {
+        if (!network)
+            config.network = Network::none;
+    } else if (network) {
+        config.network = Network::declared;
+        config.allow_hosts = request.skill_hosts;
+    } else {
+        config.network = Network::none;
+        config.allow_hosts.clear();
+    }
+    return config;
 }
 
 // The session: the client on stdin and stdout, and the sandbox its commands run in.
@@ -163,10 +198,26 @@ void Session::exec(const Message& m, const Responder& respond) {
         respond(reply);
         answered();
     };
-    if (m_warm)
+    if (!request->skill.empty()) {
+        auto config = skill_config(m_config, *request);
+        if (!config) {
+            respond(Reply::fail(rpc::k_invalid_params, config.error().message()));
+            answered();
+            return;
+        }
+        run_blocking(
+            m_loop,
+            [config = std::move(*config), r = std::move(*request)] {
+                return exec_one(config, r, r.input);
+            },
+            done);
+    } else if (m_warm) {
         m_warm->exec(*request, done);
-    else
-        run_in_docker(m_loop, m_config, std::move(*request), done);
+    } else {
+        run_blocking(
+            m_loop, [config = &m_config, r = std::move(*request)] { return docker_exec(*config, r); },
+            done);
+    }
 }
 
 void Session::answered() {

@@ -5,6 +5,7 @@
 #include "lib/programs.hpp"
 #include "lib/text.hpp"
 
+#include <cmath>
 #include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
@@ -180,19 +181,19 @@ Error SandboxClient::gone(const Error& why) {
 Result<proto::ExecResult>
 SandboxClient::exec(const std::string& command, std::optional<double> timeout_seconds,
                     const std::vector<std::pair<std::string, std::string>>& env) {
+    proto::ExecRequest request;
+    request.command = command;
+    request.env = env;
+    if (timeout_seconds)
+        request.timeout = std::chrono::milliseconds(
+            static_cast<int64_t>(std::ceil(*timeout_seconds * 1000)));
+    return exec(request);
+}
+
+Result<proto::ExecResult> SandboxClient::exec(const proto::ExecRequest& request) {
     if (m_dead)
         return make_error(Exit::unavailable, "the sandbox is gone");
-    Json params = Json::object();
-    params.set("command", command);
-    if (!env.empty()) {
-        Json vars = Json::object();
-        for (const auto& [name, value] : env)
-            vars.set(name, value);
-        params.set("env", std::move(vars));
-    }
-    if (timeout_seconds)
-        params.set("timeout", Json::number(*timeout_seconds));
-    auto answer = m_caller->call("sandbox/exec", params);
+    auto answer = m_caller->call("sandbox/exec", proto::exec_request_to_json(request));
     if (!answer)
         return gone(answer.error());
     if (answer->kind == rpc::Kind::error)

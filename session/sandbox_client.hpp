@@ -59,6 +59,8 @@ public:
     [[nodiscard]] Result<proto::ExecResult>
     exec(const std::string& command, std::optional<double> timeout_seconds,
          const std::vector<std::pair<std::string, std::string>>& env = {});
+    // Any request sandbox/exec takes: an argv, a skill's script (ExecRequest::skill).
+    [[nodiscard]] Result<proto::ExecResult> exec(const proto::ExecRequest& request);
 
 private:
     SandboxClient(Child child, Fd errors)

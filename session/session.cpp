@@ -14,12 +14,20 @@ Result<Ending> Loop::run() {
     // servers a run showed, and the route its task took, are kept for `show`. None is the
     // conversation.
     bool kept = false;
+    bool kept_skills = false;
     std::optional<std::string> began; // the system prompt the session began with
     std::erase_if(m_conversation, [&](const Json& m) {
         std::string_view role = m.view().string_or("role", "").value_or("");
         if (role == "instructions") {
             m_p.instructions = instructions_of(m.view());
             kept = true;
+        }
+        if (role == "skills") {
+            m_p.skills.clear();
+            for (JsonView k : m.view().get("skills"))
+                m_p.skills.push_back({std::string(k.string_or("name", "").value_or("")),
+                                      std::string(k.string_or("description", "").value_or(""))});
+            kept_skills = true;
         }
         if (role == "tools") // the tools its searches loaded, the latest last
             m_found.loaded = m.view().strings("loaded").value_or(std::vector<std::string>{});
@@ -28,7 +36,7 @@ Result<Ending> Loop::run() {
         if (role == "compaction")
             m_compaction.add(m.view());
         return role == "mcp" || role == "instructions" || role == "tools" || role == "system"
-               || role == "compaction" || role == "route";
+               || role == "compaction" || role == "route" || role == "skills";
     });
     for (const Json& m : m_conversation)
         for (JsonView c : m.get("calls"))
@@ -51,6 +59,19 @@ Result<Ending> Loop::run() {
     if (!kept && !m_p.instructions.empty()) {
         SION_CHECK(append_message(*m_p.db, m_p.row.id, instructions_message(m_p.instructions)));
         m_p.out->notice(instructions_line(m_p.instructions));
+    }
+    if (!kept_skills && !m_p.skills.empty()) {
+        Json listed = Json::object();
+        listed.set("role", "skills");
+        Json list = Json::array();
+        for (const SkillListed& k : m_p.skills) {
+            Json one = Json::object();
+            one.set("name", std::string_view(k.name));
+            one.set("description", std::string_view(k.description));
+            list.push(std::move(one));
+        }
+        listed.set("skills", std::move(list));
+        SION_CHECK(append_message(*m_p.db, m_p.row.id, listed));
     }
     SION_CHECK(start_mcp());
     // The system prompt stays as the session began (seed 001, "What a model is sent"), so that a
@@ -193,7 +214,17 @@ Json settings_note(const SessionParts& parts) {
 }
 
 std::string system_prompt(const SessionParts& parts) {
-    return settings_prompt(parts) + instructions_prompt(parts.instructions);
+    std::string skills;
+    if (!parts.skills.empty()) {
+        skills = "\n\nYour skills: each is a folder of instructions, and of scripts they may name. "
+                 "Read a skill's instructions with skill_read before you follow them";
+        skills += parts.settings.shell ? "; run its scripts with skill_run, never by hand.\n"
+                                       : ".\n";
+        for (const SkillListed& k : parts.skills)
+            skills += "- " + k.name + ": " + one_line(k.description) + "\n";
+        skills.pop_back();
+    }
+    return settings_prompt(parts) + skills + instructions_prompt(parts.instructions);
 }
 
 std::string settings_prompt(const SessionParts& parts) {

@@ -21,6 +21,12 @@
 
 namespace sion::session {
 
+// A skill as the system prompt names it.
+struct SkillListed {
+    std::string name;
+    std::string description;
+};
+
 struct SessionParts {
     Db* db = nullptr;
     SessionRow row; // claimed or inserted, state "running"
@@ -38,6 +44,9 @@ struct SessionParts {
     std::string prompt;       // "SERVER:PROMPT" when the task is a server's prompt (--prompt)
     // The AGENTS.md files read for a new session; a continued one's are the ones it kept.
     std::vector<InstructionFile> instructions;
+    // The profile's skills for a new session; a continued one's are the ones it began with, kept
+    // as {"role":"skills","skills":[{"name","description"}]}.
+    std::vector<SkillListed> skills;
     // A new session whose task was routed: the route it took (session/routing.hpp), kept as its
     // first message, and what the sorter used; empty otherwise.
     Json route;
@@ -57,8 +66,8 @@ struct SessionParts {
 // "interrupted" and answered, for the model, as such; journaled ones become uncertain.
 [[nodiscard]] Status close_interrupted_calls(Db& db, const SessionRow& row);
 
-// The system prompt of a session: who it is and what it has (settings_prompt()), then the
-// AGENTS.md files it began with (instructions_prompt()). A session keeps the one it began with
+// The system prompt of a session: who it is and what it has (settings_prompt()), the skills it
+// began with, then the AGENTS.md files it began with (instructions_prompt()). A session keeps the one it began with
 // as {"role":"system","text"} and is sent that one at every run.
 [[nodiscard]] std::string system_prompt(const SessionParts& parts);
 

@@ -188,6 +188,7 @@ void settle_sandbox(RunSettings& rs, const proto::Config& config) {
         rs.stored.set("sandbox_read", Json::strings(config.reads));
     rs.shell_external =
         config.network == proto::Network::host || config.network == proto::Network::named;
+    rs.skill_network = config.network != proto::Network::none;
     // run_code's sandbox: the shell's backend and limits, with no workspace of the session's
     // (run_code gives it an empty one) and no network. Offered where Python 3 is: this machine's
     // for bubblewrap; a Docker image is taken to have it.

@@ -27,6 +27,7 @@ struct RunSettings {
     std::string workspace; // absolute; "" without one
     bool shell = false;
     bool shell_external = false;           // its commands reach a network: external, and they taint
+    bool skill_network = false;            // skills' scripts may reach their hosts (not "none")
     std::vector<std::string> sandbox;      // sion-sandbox serve's options, when there is a shell
     std::vector<std::string> code_sandbox; // run_code's sandbox options; empty: no run_code
     int autonomy = k_default_autonomy;

@@ -59,23 +59,8 @@ public:
                               true,
                               false,
                               {}};
-        const proto::ExecResult& r = *done;
-        std::string text;
-        if (r.timed_out)
-            text = format("timed out after %.3g s: the command was killed",
-                          static_cast<double>(r.wall_ms) / 1000.0);
-        else if (r.out_of_memory)
-            text = format("out of memory: the sandbox's memory was full and a process of the "
-                          "command was killed (SIGKILL); exit status %d",
-                          r.exit);
-        else if (r.signal)
-            text = format("killed by signal %d (SIG%s)", *r.signal,
-                          sigabbrev_np(*r.signal) ? sigabbrev_np(*r.signal) : "?");
-        else
-            text = format("exit status %d", r.exit);
-        add_block(text, "stdout", r.stdout_text);
-        add_block(text, "stderr", r.stderr_text);
-        return ToolResult{std::move(text), false, m_external, proto::exec_result_to_json(r)};
+        std::string text = exec_result_text(*done);
+        return ToolResult{std::move(text), false, m_external, proto::exec_result_to_json(*done)};
     }
 
 private:
@@ -83,6 +68,25 @@ private:
 };
 
 } // namespace
+
+std::string exec_result_text(const proto::ExecResult& r) {
+    std::string text;
+    if (r.timed_out)
+        text = format("timed out after %.3g s: the command was killed",
+                      static_cast<double>(r.wall_ms) / 1000.0);
+    else if (r.out_of_memory)
+        text = format("out of memory: the sandbox's memory was full and a process of the "
+                      "command was killed (SIGKILL); exit status %d",
+                      r.exit);
+    else if (r.signal)
+        text = format("killed by signal %d (SIG%s)", *r.signal,
+                      sigabbrev_np(*r.signal) ? sigabbrev_np(*r.signal) : "?");
+    else
+        text = format("exit status %d", r.exit);
+    add_block(text, "stdout", r.stdout_text);
+    add_block(text, "stderr", r.stderr_text);
+    return text;
+}
 
 std::unique_ptr<Tool> make_shell_tool(bool external) {
     return std::make_unique<Shell>(external);

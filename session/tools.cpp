@@ -21,6 +21,12 @@ std::vector<std::unique_ptr<Tool>> make_tools(const ToolOptions& options) {
     }
     if (!options.code_sandbox.empty())
         tools.push_back(make_run_code_tool(options.code_sandbox));
+    if (options.skills != nullptr) {
+        tools.push_back(make_skill_read_tool());
+        tools.push_back(make_skill_write_tool());
+        if (options.shell)
+            tools.push_back(make_skill_run_tool(options.skills, options.shell_network));
+    }
     if (options.delegate)
         tools.push_back(make_agent_spawn_tool());
     return tools;

@@ -61,6 +61,12 @@ struct Delegation {
     std::mutex mutex;
 };
 
+// Where a session's skills are (tool_skills.cpp): sion.db under `home`, of `profile`.
+struct SkillsContext {
+    std::string home;
+    std::string profile;
+};
+
 // What tools run against: the session's workspace and sandbox.
 struct ToolContext {
     SandboxClient* sandbox = nullptr; // nullptr without a shell
@@ -69,6 +75,7 @@ struct ToolContext {
     // the kernel (lib/confined.hpp). nullptr without a workspace.
     const Confined* files = nullptr;
     Delegation* delegation = nullptr; // with --delegate
+    const SkillsContext* skills = nullptr; // when the profile has skills
 };
 
 class Tool {
@@ -113,6 +120,10 @@ struct ToolOptions {
     // 3 is there; empty: not offered.
     std::vector<std::string> code_sandbox;
     bool delegate = false; // --delegate: agent_spawn
+    // The profile's skills: skill_read and skill_write, and skill_run with a shell, whose scripts
+    // are external when `shell_network` (the sandbox has a network) and their skill names hosts.
+    const SkillsContext* skills = nullptr;
+    bool shell_network = false;
 };
 
 // The tools a session with these options has, in the order the model is shown them.
@@ -120,6 +131,10 @@ struct ToolOptions {
 
 // The tool `name`'s description and input schema, from schemas/tools/<name>.json (built in).
 [[nodiscard]] models::ToolSpec tool_spec(std::string_view name);
+
+// A command's result as the model is shown it: "exit status 0", then "--- stdout" and "--- stderr"
+// with what each held (tool_shell.cpp).
+[[nodiscard]] std::string exec_result_text(const proto::ExecResult& result);
 
 // Each tool's own file.
 [[nodiscard]] std::unique_ptr<Tool> make_shell_tool(bool external);
@@ -134,6 +149,9 @@ struct ToolOptions {
 [[nodiscard]] std::unique_ptr<Tool> make_run_tests_tool(bool network);
 [[nodiscard]] std::unique_ptr<Tool> make_run_code_tool(std::vector<std::string> sandbox_options);
 [[nodiscard]] std::unique_ptr<Tool> make_agent_spawn_tool();
+[[nodiscard]] std::unique_ptr<Tool> make_skill_read_tool();
+[[nodiscard]] std::unique_ptr<Tool> make_skill_write_tool();
+[[nodiscard]] std::unique_ptr<Tool> make_skill_run_tool(const SkillsContext* at, bool network);
 
 // Tool search (seed 001, "What a model is sent"; tool_tools.cpp): past 40 tools of the MCP
 // servers, the model is shown its own tools, tools_search and tools_call, and the tools its

@@ -9,6 +9,8 @@
 namespace sion::run_cmd {
 // credential_commands.cpp
 [[nodiscard]] int credential_command(int argc, const char* const* argv);
+// skill_commands.cpp
+[[nodiscard]] int skills_command(int argc, const char* const* argv);
 [[nodiscard]] int setup_command(int argc, const char* const* argv);
 // chatgpt_commands.cpp
 [[nodiscard]] int chatgpt_command(int argc, const char* const* argv);
@@ -32,6 +34,10 @@ int main(int argc, char** argv) {
             {"credential", credential_command,
              "credential add|remove NAME\n"
              "credential list [--json]"},
+            {"skills", skills_command,
+             "skills install PROFILE BUNDLE\n"
+             "skills add PROFILE FOLDER\n"
+             "skills list|show|remove PROFILE [NAME] [--json]"},
             {"setup", setup_command, "setup"},
             {"chatgpt", chatgpt_command,
              "chatgpt login|status|logout\n"

@@ -9,6 +9,7 @@
 #include "lib/picture.hpp"
 #include "lib/proto/mcp_names.hpp"
 #include "lib/routes.hpp"
+#include "lib/skills.hpp"
 #include "lib/text.hpp"
 #include "session/mcp_client.hpp"
 #include "session/routing.hpp"
@@ -282,6 +283,19 @@ int run_command(int argc, const char* const* argv) {
         parts.route_usage = routed->usage;
     }
     parts.settings = or_refuse(resolve_settings(flags, profile, home));
+    // Pre-flight: a skill's folder the agent could change through its workspace is refused.
+    std::vector<skills::Skill> kept_skills = or_die(skills::list_skills(db, profile.name));
+    bool skilled = !kept_skills.empty();
+    if (!parts.settings.workspace.empty())
+        for (const skills::Skill& skill : kept_skills)
+            if (or_die(paths_overlap(skill.dir, parts.settings.workspace)))
+                refuse_session(make_error(Exit::config,
+                                          "the workspace %s and the folder of the skill %s, %s, "
+                                          "overlap: give a workspace apart from it",
+                                          parts.settings.workspace.c_str(),
+                                          skill.name.c_str(), skill.dir.c_str()));
+    for (const skills::Skill& skill : kept_skills)
+        parts.skills.push_back({skill.name, skill.description});
     for (const auto& m : parts.settings.models)
         parts.models.push_back(or_die(models::open_model(m)));
     // A hooks file that others may change, or that is malformed, keeps every session from running.
@@ -300,9 +314,13 @@ int run_command(int argc, const char* const* argv) {
         sandbox = or_refuse(SandboxClient::start(parts.settings.sandbox, &*sandbox_lock));
         settle_sandbox(parts.settings, or_refuse(sandbox->describe()));
     }
+    SkillsContext skills_at{home, profile.name}; // outlives the session, which holds a pointer to it
     parts.tools = make_tools({!parts.settings.workspace.empty(), parts.settings.shell,
                               parts.settings.shell_external, parts.settings.code_sandbox,
-                              parts.settings.delegate});
+                              parts.settings.delegate, skilled ? &skills_at : nullptr,
+                              parts.settings.skill_network});
+    if (skilled)
+        parts.context.skills = &skills_at;
     std::unique_ptr<Delegation> delegation; // outlives the session, which holds a pointer to it
     if (parts.settings.delegate) {
         delegation = std::make_unique<Delegation>();

@@ -36,6 +36,7 @@ const std::vector<Route>& routes() {
         {{"agent", "sessions"}, "sion-run", {"sessions"}},
         {{"agent", "show"}, "sion-run", {"show"}},
         {{"agent", "credential"}, "sion-run", {"credential"}},
+        {{"agent", "skills"}, "sion-run", {"skills"}},
         {{"agent", "chatgpt"}, "sion-run", {"chatgpt"}},
         {{"agent", "mcp"}, "sion-mcp", {}},
         {{"agent", "hooks"}, "sion-hooks", {}},

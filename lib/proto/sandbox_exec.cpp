@@ -79,6 +79,15 @@ Result<ExecRequest> exec_request_from_json(JsonView params) {
     }
     SION_CHECK(read_env(params, request));
     SION_CHECK(read_timeout(params, request));
+    if (JsonView skill = params.get("skill"); skill && !skill.is_null()) {
+        if (!skill.is_object())
+            return make_error(Exit::data, "member 'skill' is %s, not an object", skill.type_name());
+        SION_TRY(std::string_view dir, skill.string("dir"));
+        if (dir.empty() || dir.front() != '/')
+            return make_error(Exit::data, "member 'skill.dir' is not an absolute path");
+        request.skill = std::string(dir);
+        SION_TRY(request.skill_hosts, skill.strings("hosts"));
+    }
     return request;
 }
 
@@ -102,6 +111,12 @@ Json exec_request_to_json(const ExecRequest& request) {
     }
     if (request.timeout)
         out.set("timeout", Json::number(static_cast<double>(request.timeout->count()) / 1000));
+    if (!request.skill.empty()) {
+        Json skill = Json::object();
+        skill.set("dir", request.skill);
+        skill.set("hosts", Json::strings(request.skill_hosts));
+        out.set("skill", std::move(skill));
+    }
     return out;
 }
 

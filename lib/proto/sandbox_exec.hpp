@@ -24,6 +24,11 @@ struct ExecRequest {
     std::string input;                                    // bytes for its stdin; else /dev/null
     std::vector<std::pair<std::string, std::string>> env; // added to the sandbox's environment
     std::optional<std::chrono::milliseconds> timeout;     // within the session's limit
+    // A skill's script: the skill's folder (absolute), bound read-only at /skill in a sandbox of
+    // the command's own, and the hosts its skill names, which alone it reaches when the session's
+    // sandbox has a network. Empty: a command of the session's sandbox.
+    std::string skill;
+    std::vector<std::string> skill_hosts;
 };
 
 struct ExecResult {

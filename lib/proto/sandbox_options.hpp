@@ -52,7 +52,11 @@ struct Config {
     std::string home;                   // $SION_HOME, which must stay hidden
     std::string home_as_given;
     std::string channel;                // a Unix socket commands may connect to (k_channel_inside)
+    std::string skill_dir;              // a skill's folder, read-only at k_skill_inside (its scripts')
 };
+
+// Where a skill's script finds its skill's files.
+inline constexpr const char* k_skill_inside = "/skill";
 
 // "bwrap" or "docker:IMAGE@sha256:<64 hex>". Errors (Exit::config):
 //   "alpine:3.20 is not pinned by digest: give name@sha256:<64 hex digits>"

@@ -49,7 +49,7 @@ expect_exit 0 sion __complete agent mcp r &&
 expect_exit 0 sion __complete completion '' && expect_out "$(printf 'words\nbash\nzsh\nfish')"
 # What `sion help WORD` opens: each row by its last word.
 expect_exit 0 sion __complete help s &&
-    expect_out "$(printf 'words\nsessions\nshow\nsandbox\nsetup')"
+    expect_out "$(printf 'words\nsessions\nshow\nskills\nsandbox\nsetup')"
 expect_exit 0 sion __complete nosuch '' && expect_out "words"
 expect_exit 0 sion-run __complete nosuch '' && expect_out "words"
 # An option's values, fixed or a kind the shell finds, given apart or after '='.
