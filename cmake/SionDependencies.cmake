@@ -35,6 +35,7 @@ target_compile_options(sion_curl_headers INTERFACE ${SION_CURL_CFLAGS_OTHER})
 add_library(sion::curl_headers ALIAS sion_curl_headers)
 sion_pkg(sqlite sqlite3 libsqlite3-dev)
 sion_pkg(archive libarchive libarchive-dev)
+sion_pkg(xml libxml-2.0 libxml2-dev)
 # search_files' regular expressions: RE2 matches in time linear in the text, whatever the pattern.
 sion_pkg(re2 re2 libre2-dev)
 # The sandbox's seccomp filter, compiled when sion is built (sandboxd/generate/): not linked by any

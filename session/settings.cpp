@@ -103,6 +103,18 @@ Result<Json> settings_from_flags(const Args& args, JsonView base) {
     }
     if (args.has("delegate"))
         s.set("delegate", true);
+    if (args.has("web"))
+        s.set("web", true);
+    if (args.has("web-allow")) {
+        std::vector<std::string> hosts;
+        for (const auto& h : args.values("web-allow")) {
+            if (h.empty() || h.find_first_of("/:@ ") != std::string::npos || h.front() == '[')
+                return make_error(Exit::usage, "--web-allow takes a host's name, not '%s'",
+                                  h.c_str());
+            hosts.push_back(ascii_lower(h));
+        }
+        s.set("web_allow", Json::strings(hosts));
+    }
     if (args.has("subagent-model")) {
         std::vector<std::string> models;
         for (const auto& m : args.values("subagent-model")) {
@@ -149,6 +161,10 @@ Result<RunSettings> resolve_settings(JsonView settings, const Profile& profile,
                   static_cast<size_t>(std::max<int64_t>(messages, k_least_context_messages))};
     SION_TRY(rs.mcp, settings.strings("mcp"));
     SION_TRY(rs.delegate, settings.boolean_or("delegate", false));
+    SION_TRY(rs.web, settings.boolean_or("web", false));
+    SION_TRY(rs.web_allow, settings.strings("web_allow"));
+    if (!rs.web_allow.empty() && !rs.web)
+        return make_error(Exit::usage, "--web-allow is for a session with --web: add --web");
     SION_TRY(rs.subagent_models, settings.strings("subagent_models"));
     if (!rs.subagent_models.empty() && !rs.delegate)
         return make_error(Exit::usage, "--subagent-model is for a session that delegates: add "

@@ -35,6 +35,8 @@ struct RunSettings {
     ContextLimits context;        // --context-chars, --context-messages (compaction.hpp)
     std::vector<std::string> mcp; // --mcp: MCP servers on the shelf, by name
     bool delegate = false;        // --delegate: agent_spawn
+    bool web = false;             // --web: fetch_url, and web_search with a provider
+    std::vector<std::string> web_allow; // --web-allow: private hosts fetch_url may reach
     std::vector<std::string> subagent_models; // --subagent-model; empty: the session's
     Json stored;                              // what sessions.settings keeps
 };

@@ -21,6 +21,11 @@ std::vector<std::unique_ptr<Tool>> make_tools(const ToolOptions& options) {
     }
     if (!options.code_sandbox.empty())
         tools.push_back(make_run_code_tool(options.code_sandbox));
+    if (options.web) {
+        tools.push_back(make_fetch_url_tool(options.web_allow));
+        if (options.search)
+            tools.push_back(make_web_search_tool(*options.search));
+    }
     if (options.skills != nullptr) {
         tools.push_back(make_skill_read_tool());
         tools.push_back(make_skill_write_tool());

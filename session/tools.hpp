@@ -112,6 +112,20 @@ public:
     [[nodiscard]] virtual Result<ToolResult> run(JsonView input, ToolContext& context) = 0;
 };
 
+// The search provider the operator set (tool_web.cpp): "brave", "tavily" or "searxng", its base
+// URL, and its key (none for SearXNG).
+struct WebSearchProvider {
+    std::string name;
+    std::string base;
+    std::string key;
+};
+
+// SION_SEARCH (brave, tavily or searxng:URL), else the provider whose key is set or kept
+// (BRAVE_SEARCH_API_KEY first, then TAVILY_API_KEY), at BRAVE_SEARCH_BASE_URL or TAVILY_BASE_URL
+// when set; none when nothing is set. Exit::config for a SION_SEARCH that names no provider, or
+// one whose key is missing.
+[[nodiscard]] Result<std::optional<WebSearchProvider>> web_search_provider();
+
 struct ToolOptions {
     bool files = false;          // a workspace: the file tools
     bool shell = false;          // a shell in the sandbox
@@ -124,6 +138,11 @@ struct ToolOptions {
     // are external when `shell_network` (the sandbox has a network) and their skill names hosts.
     const SkillsContext* skills = nullptr;
     bool shell_network = false;
+    // --web: fetch_url, reaching these private hosts too (--web-allow), and web_search with a
+    // provider.
+    bool web = false;
+    std::vector<std::string> web_allow;
+    std::optional<WebSearchProvider> search;
 };
 
 // The tools a session with these options has, in the order the model is shown them.
@@ -149,6 +168,8 @@ struct ToolOptions {
 [[nodiscard]] std::unique_ptr<Tool> make_run_tests_tool(bool network);
 [[nodiscard]] std::unique_ptr<Tool> make_run_code_tool(std::vector<std::string> sandbox_options);
 [[nodiscard]] std::unique_ptr<Tool> make_agent_spawn_tool();
+[[nodiscard]] std::unique_ptr<Tool> make_fetch_url_tool(std::vector<std::string> allowed);
+[[nodiscard]] std::unique_ptr<Tool> make_web_search_tool(const WebSearchProvider& provider);
 [[nodiscard]] std::unique_ptr<Tool> make_skill_read_tool();
 [[nodiscard]] std::unique_ptr<Tool> make_skill_write_tool();
 [[nodiscard]] std::unique_ptr<Tool> make_skill_run_tool(const SkillsContext* at, bool network);

@@ -209,6 +209,8 @@ std::vector<OptionSpec> run_options() {
         {"mcp", 0, "NAME", "give it the tools of MCP server NAME, from the shelf (repeatable)",
          nullptr, ":mcp-server"},
         {"delegate", 0, nullptr, "give it agent_spawn: subagents, each a session of its own"},
+        {"web", 0, nullptr, "give it fetch_url, and web_search when a search provider is set"},
+        {"web-allow", 0, "HOST", "let fetch_url reach HOST though it is private (repeatable)"},
         {"subagent-model", 0, "M", "provider:model its subagents think with (repeatable)", nullptr,
          ":provider"},
         {"prompt", 0, "SERVER:PROMPT",
@@ -315,10 +317,14 @@ int run_command(int argc, const char* const* argv) {
         settle_sandbox(parts.settings, or_refuse(sandbox->describe()));
     }
     SkillsContext skills_at{home, profile.name}; // outlives the session, which holds a pointer to it
+    std::optional<WebSearchProvider> search;
+    if (parts.settings.web)
+        search = or_refuse(web_search_provider());
     parts.tools = make_tools({!parts.settings.workspace.empty(), parts.settings.shell,
                               parts.settings.shell_external, parts.settings.code_sandbox,
                               parts.settings.delegate, skilled ? &skills_at : nullptr,
-                              parts.settings.skill_network});
+                              parts.settings.skill_network, parts.settings.web,
+                              parts.settings.web_allow, search});
     if (skilled)
         parts.context.skills = &skills_at;
     std::unique_ptr<Delegation> delegation; // outlives the session, which holds a pointer to it
