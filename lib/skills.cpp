@@ -487,6 +487,11 @@ Result<Skill> install_bundle(Db& db, const std::string& home, std::string_view p
                              const std::string& bundle) {
     auto refuse = [&](const Error& e) { return e.context("cannot install " + bundle); };
     SION_CHECK(profile_exists(db, profile));
+    struct stat st {};
+    if (::stat(bundle.c_str(), &st) != 0)
+        return sys_error(Exit::no_input, errno, "cannot install %s", bundle.c_str());
+    if (!S_ISREG(st.st_mode))
+        return make_error(Exit::data, "cannot install %s: it is not a file", bundle.c_str());
     auto unpacked = unpack(bundle);
     if (!unpacked)
         return refuse(unpacked.error());

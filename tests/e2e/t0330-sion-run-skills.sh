@@ -71,6 +71,8 @@ expect_exit 65 sion agent skills install coder bomb.zip &&
 nothing_left
 expect_exit 65 sion agent skills install coder notabundle.tar.gz &&
     expect_grep "^sion-run: cannot install notabundle\.tar\.gz: it is not a \.tar\.gz or \.zip bundle" "$scratch/err"
+expect_exit 66 sion agent skills install coder nothere.tar.gz &&
+    expect_err "sion-run: cannot install nothere.tar.gz: No such file or directory"
 expect_exit 66 sion agent skills install nobody word-count.tar.gz &&
     expect_err "sion-run: no profile 'nobody': make it with sion agent create nobody"
 nothing_left
