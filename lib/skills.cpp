@@ -29,17 +29,9 @@ constexpr size_t k_max_description = 1024;
 constexpr size_t k_max_skill_md = size_t{256} << 10;
 constexpr const char* k_sums = "SHA256SUMS";
 
-std::string_view trim(std::string_view s) {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
-        s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
-        s.remove_suffix(1);
-    return s;
-}
-
 // A YAML plain or quoted scalar.
 std::string scalar(std::string_view v) {
-    v = trim(v);
+    v = trim_space(v);
     if (v.size() >= 2 && (v.front() == '"' || v.front() == '\'') && v.back() == v.front()) {
         std::string out;
         for (size_t i = 1; i + 1 < v.size(); ++i) {
@@ -293,14 +285,14 @@ Status check_sums(const Unpacked& u) {
         size_t nl = text.find('\n');
         std::string_view line = text.substr(0, nl);
         text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
-        if (trim(line).empty())
+        if (trim_space(line).empty())
             continue;
         // "<hex>  <path>" (text mode) or "<hex> *<path>" (binary mode).
         if (line.size() < 67 || (line.substr(64, 2) != "  " && line.substr(64, 2) != " *"))
             return make_error(Exit::data, "its %s has a line that is not '<sha256>  <path>': %s",
                               k_sums, one_line(line.substr(0, 80)).c_str());
         std::string hex = ascii_lower(line.substr(0, 64));
-        std::string path = normal_path(trim(line.substr(66)));
+        std::string path = normal_path(trim_space(line.substr(66)));
         if (hex.find_first_not_of("0123456789abcdef") != std::string::npos || path.empty())
             return make_error(Exit::data, "its %s has a line that is not '<sha256>  <path>': %s",
                               k_sums, one_line(line.substr(0, 80)).c_str());
@@ -364,7 +356,7 @@ Result<SkillText> parse_skill_md(std::string_view text) {
     SkillText s;
     if (text.size() > k_max_skill_md)
         return make_error(Exit::data, "SKILL.md is larger than 256 KiB");
-    if (text.substr(0, 3) != "---" || trim(text.substr(3, text.find('\n') - 3)) != "")
+    if (text.substr(0, 3) != "---" || trim_space(text.substr(3, text.find('\n') - 3)) != "")
         return make_error(Exit::data, "SKILL.md has no front matter: begin it with a line '---'");
     size_t at = text.find('\n');
     if (at == std::string_view::npos)
@@ -380,16 +372,16 @@ Result<SkillText> parse_skill_md(std::string_view text) {
         size_t nl = text.find('\n', at);
         std::string_view line = text.substr(at, nl == std::string_view::npos ? nl : nl - at);
         at = nl == std::string_view::npos ? text.size() : nl + 1;
-        if (trim(line) == "---" && (line.front() == '-')) {
+        if (trim_space(line) == "---" && (line.front() == '-')) {
             s.front = std::string(text.substr(0, at));
             s.instructions = std::string(text.substr(at));
             break;
         }
-        if (trim(line).empty() || trim(line).front() == '#')
+        if (trim_space(line).empty() || trim_space(line).front() == '#')
             continue;
         bool indented = line.front() == ' ' || line.front() == '\t';
         if (indented && block != nullptr) {
-            *block += (block->empty() ? "" : " ") + std::string(trim(line));
+            *block += (block->empty() ? "" : " ") + std::string(trim_space(line));
             continue;
         }
         block = nullptr;
@@ -399,8 +391,8 @@ Result<SkillText> parse_skill_md(std::string_view text) {
                               "SKILL.md's front matter has a line that is not 'key: "
                               "value': %s",
                               one_line(line.substr(0, 80)).c_str());
-        std::string_view key = trim(line.substr(0, colon));
-        std::string_view value = trim(line.substr(colon + 1));
+        std::string_view key = trim_space(line.substr(0, colon));
+        std::string_view value = trim_space(line.substr(colon + 1));
         if (!indented)
             in_metadata = key == "metadata" && value.empty();
         if (!indented && key == "name") {
@@ -487,7 +479,9 @@ Result<Skill> install_bundle(Db& db, const std::string& home, std::string_view p
                              const std::string& bundle) {
     auto refuse = [&](const Error& e) { return e.context("cannot install " + bundle); };
     SION_CHECK(profile_exists(db, profile));
+
     struct stat st {};
+
     if (::stat(bundle.c_str(), &st) != 0)
         return sys_error(Exit::no_input, errno, "cannot install %s", bundle.c_str());
     if (!S_ISREG(st.st_mode))
@@ -695,11 +689,11 @@ Result<Script> check_script(const Skill& skill, std::string_view script) {
     }
     if (bytes.substr(0, 2) == "#!") {
         std::string line = bytes.substr(2, bytes.find('\n') - 2);
-        std::string_view l = trim(line);
+        std::string_view l = trim_space(line);
         size_t space = l.find_first_of(" \t");
         out.interpreter.emplace_back(l.substr(0, space));
-        if (space != std::string_view::npos && !trim(l.substr(space)).empty())
-            out.interpreter.emplace_back(trim(l.substr(space)));
+        if (space != std::string_view::npos && !trim_space(l.substr(space)).empty())
+            out.interpreter.emplace_back(trim_space(l.substr(space)));
         if (out.interpreter.front().empty())
             out.interpreter.clear();
     }

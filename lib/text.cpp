@@ -112,4 +112,15 @@ bool ascii_iequals(std::string_view a, std::string_view b) {
     return true;
 }
 
+std::string_view trim_space(std::string_view text) {
+    auto space = [](char c) {
+        return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v';
+    };
+    while (!text.empty() && space(text.front()))
+        text.remove_prefix(1);
+    while (!text.empty() && space(text.back()))
+        text.remove_suffix(1);
+    return text;
+}
+
 } // namespace sion

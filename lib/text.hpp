@@ -24,6 +24,9 @@ namespace sion {
 // newlines included, made one space and trimmed; other control characters dropped.
 [[nodiscard]] std::string one_line(std::string_view text);
 
+// `text` without the white space (space, tab, CR, LF, FF, VT) at either end.
+[[nodiscard]] std::string_view trim_space(std::string_view text);
+
 // ASCII case: 'A' to 'Z' lowered to 'a' to 'z', every other byte (UTF-8's too) kept, whatever the
 // locale. For the words that protocols and people compare without case: header and scheme names,
 // host names, hex digits, a "yes".

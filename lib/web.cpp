@@ -23,14 +23,6 @@ namespace {
 
 constexpr int k_max_depth = 512;
 
-std::string_view trim(std::string_view s) {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
-        s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
-        s.remove_suffix(1);
-    return s;
-}
-
 bool is_space(unsigned char c) {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
 }
@@ -229,7 +221,7 @@ private:
             if (href.empty() || href.front() == '#')
                 return;
             auto absolute = resolve_location(m_url, href);
-            std::string shown(trim(m_out.since(at)));
+            std::string shown(trim_space(m_out.since(at)));
             if (absolute && *absolute != shown && *absolute + "/" != shown)
                 m_out.inline_text(" <" + *absolute + ">");
             return;
@@ -260,14 +252,15 @@ void init_parser() {
 MediaType parse_media_type(std::string_view content_type) {
     MediaType m;
     size_t semi = content_type.find(';');
-    m.type = ascii_lower(trim(content_type.substr(0, semi)));
+    m.type = ascii_lower(trim_space(content_type.substr(0, semi)));
     while (semi != std::string_view::npos) {
         std::string_view rest = content_type.substr(semi + 1);
         semi = rest.find(';');
-        std::string_view param = trim(rest.substr(0, semi));
+        std::string_view param = trim_space(rest.substr(0, semi));
         size_t eq = param.find('=');
-        if (eq != std::string_view::npos && ascii_iequals(trim(param.substr(0, eq)), "charset")) {
-            std::string_view value = trim(param.substr(eq + 1));
+        if (eq != std::string_view::npos
+            && ascii_iequals(trim_space(param.substr(0, eq)), "charset")) {
+            std::string_view value = trim_space(param.substr(eq + 1));
             if (value.size() >= 2 && value.front() == '"' && value.back() == '"')
                 value = value.substr(1, value.size() - 2);
             m.charset = ascii_lower(value);

@@ -259,13 +259,6 @@ struct Git {
     }
 };
 
-std::string trimmed(std::string text) {
-    while (!text.empty() && (text.back() == '\n' || text.back() == ' '))
-        text.pop_back();
-    size_t start = text.find_first_not_of(' ');
-    return start == std::string::npos ? std::string() : text.substr(start);
-}
-
 // ls-tree -r -z's entries: "<mode> SP <type> SP <oid> TAB <path> NUL".
 Result<std::vector<Worktree::Tracked>> parse_tree(std::string_view listing) {
     std::vector<Worktree::Tracked> entries;
@@ -338,7 +331,7 @@ WorkspaceRepository find_workspace_repository(const std::string& workspace) {
     if (::lstat(dot.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
         Fd fd(::open(dot.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
         auto text = fd ? read_all(fd.get(), 4096) : Result<std::string>(std::string());
-        std::string line = text ? trimmed(*text) : std::string();
+        std::string line = text ? std::string(trim_space(*text)) : std::string();
         if (line.compare(0, 8, "gitdir: ") == 0) {
             std::string dir = line.substr(8);
             found.git_dir = dir.front() == '/' ? dir : workspace + "/" + dir;
@@ -426,7 +419,7 @@ Result<Worktree> Worktree::make(const std::string& git_dir, std::string_view nam
     auto head = git.run_git({"rev-parse", "--verify", "HEAD^{commit}"});
     if (!head)
         return failed(head.error());
-    tree.m_base = trimmed(*head);
+    tree.m_base = std::string(trim_space(*head));
     auto listing = git.run_git({"ls-tree", "-r", "-z", "--full-tree", tree.m_base});
     if (!listing)
         return failed(listing.error());
@@ -711,15 +704,15 @@ Result<Worktree::Committed> Worktree::commit(std::string_view message) {
             make_error(Exit::software, "git fast-import: %s",
                        why.empty() ? format("exited %d", imported.status).c_str() : why.c_str()));
     }
-    std::string made = trimmed(*out);
+    std::string made(trim_space(*out));
     auto stat = git.run_git({"diff-tree", "-r", "--shortstat", m_base, made});
-    if (!stat || trimmed(*stat).empty()) {
+    if (!stat || trim_space(*stat).empty()) {
         (void)git.run_git({"update-ref", "-d", tmp_ref}, "", true);
         if (!stat)
             return failed(stat.error());
         return committed; // written back as it was
     }
-    committed.stat = trimmed(*stat);
+    committed.stat = std::string(trim_space(*stat));
 
     // The first of sion/<name>, sion/<name>-2, … that no branch has (nor a branch under it).
     std::lock_guard lock(g_branching);
