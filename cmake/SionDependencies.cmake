@@ -34,8 +34,21 @@ target_include_directories(sion_curl_headers SYSTEM INTERFACE ${SION_CURL_INCLUD
 target_compile_options(sion_curl_headers INTERFACE ${SION_CURL_CFLAGS_OTHER})
 add_library(sion::curl_headers ALIAS sion_curl_headers)
 sion_pkg(sqlite sqlite3 libsqlite3-dev)
-sion_pkg(archive libarchive libarchive-dev)
-sion_pkg(xml libxml-2.0 libxml2-dev)
+# libarchive (skills' bundles) and libxml2 (fetch_url's HTML parser) are loaded when first needed
+# (lib/loaded_libs.cpp), never linked: the build takes only their headers, and sion-run's package
+# depends on the runtime packages.
+function(sion_pkg_headers target module debian)
+  pkg_check_modules(SION_PKG_${target} QUIET ${module})
+  if(NOT SION_PKG_${target}_FOUND)
+    sion_missing(${module} ${debian})
+  endif()
+  add_library(sion_${target}_headers INTERFACE)
+  target_include_directories(sion_${target}_headers SYSTEM INTERFACE ${SION_PKG_${target}_INCLUDE_DIRS})
+  target_compile_options(sion_${target}_headers INTERFACE ${SION_PKG_${target}_CFLAGS_OTHER})
+  add_library(sion::${target}_headers ALIAS sion_${target}_headers)
+endfunction()
+sion_pkg_headers(archive libarchive libarchive-dev)
+sion_pkg_headers(xml libxml-2.0 libxml2-dev)
 # search_files' regular expressions: RE2 matches in time linear in the text, whatever the pattern.
 sion_pkg(re2 re2 libre2-dev)
 # The sandbox's seccomp filter, compiled when sion is built (sandboxd/generate/): not linked by any

@@ -2,7 +2,7 @@
 // libcurl through dlopen: one table of function pointers, filled once.
 #include "lib/curl_api.hpp"
 
-#include <dlfcn.h>
+#include "lib/dl.hpp"
 
 #include <mutex>
 #include <optional>
@@ -14,22 +14,6 @@ namespace {
 
 CurlApi g_table{};
 
-// Fills `slot` with the function `name` of the library; false, with dlerror's text in `why`, when
-// the library has none.
-// glibc keeps dlerror's text per thread, hence the NOLINTs.
-template <class Fn>
-bool look_up(void* library, const char* name, Fn& slot, std::string& why) {
-    dlerror(); // NOLINT(concurrency-mt-unsafe)
-    void* found = dlsym(library, name);
-    if (found == nullptr) {
-        const char* text = dlerror(); // NOLINT(concurrency-mt-unsafe)
-        why = text != nullptr ? text : std::string(name) + ": not found";
-        return false;
-    }
-    slot = reinterpret_cast<Fn>(found); // NOLINT: dlsym's void* is the function's address
-    return true;
-}
-
 } // namespace
 
 Result<CurlApi> load_curl_api(const char* file) {
@@ -37,39 +21,36 @@ Result<CurlApi> load_curl_api(const char* file) {
         return make_error(Exit::unavailable, "cannot load '%s' (install the Debian package %s): %s",
                           file, k_libcurl_package, why.c_str());
     };
-    dlerror(); // NOLINT(concurrency-mt-unsafe)
-    void* library = dlopen(file, RTLD_NOW | RTLD_LOCAL);
-    if (library == nullptr) {
-        const char* text = dlerror(); // NOLINT(concurrency-mt-unsafe)
-        return fail(text != nullptr ? text : "dlopen failed");
-    }
-    CurlApi t{};
     std::string why;
-    bool ok = look_up(library, "curl_global_init", t.global_init, why)
-              && look_up(library, "curl_easy_init", t.easy_init, why)
-              && look_up(library, "curl_easy_cleanup", t.easy_cleanup, why)
-              && look_up(library, "curl_easy_reset", t.easy_reset, why)
-              && look_up(library, "curl_easy_setopt", t.easy_setopt, why)
-              && look_up(library, "curl_easy_getinfo", t.easy_getinfo, why)
-              && look_up(library, "curl_easy_perform", t.easy_perform, why)
-              && look_up(library, "curl_easy_strerror", t.easy_strerror, why)
-              && look_up(library, "curl_slist_append", t.slist_append, why)
-              && look_up(library, "curl_slist_free_all", t.slist_free_all, why)
-              && look_up(library, "curl_multi_init", t.multi_init, why)
-              && look_up(library, "curl_multi_cleanup", t.multi_cleanup, why)
-              && look_up(library, "curl_multi_setopt", t.multi_setopt, why)
-              && look_up(library, "curl_multi_add_handle", t.multi_add_handle, why)
-              && look_up(library, "curl_multi_remove_handle", t.multi_remove_handle, why)
-              && look_up(library, "curl_multi_socket_action", t.multi_socket_action, why)
-              && look_up(library, "curl_multi_info_read", t.multi_info_read, why)
-              && look_up(library, "curl_multi_assign", t.multi_assign, why)
-              && look_up(library, "curl_multi_strerror", t.multi_strerror, why)
-              && look_up(library, "curl_url", t.url, why)
-              && look_up(library, "curl_url_cleanup", t.url_cleanup, why)
-              && look_up(library, "curl_url_set", t.url_set, why)
-              && look_up(library, "curl_url_get", t.url_get, why)
-              && look_up(library, "curl_free", t.free, why)
-              && look_up(library, "curl_getdate", t.getdate, why);
+    void* library = dl_open(file, why);
+    if (library == nullptr)
+        return fail(why);
+    CurlApi t{};
+    bool ok = dl_look_up(library, "curl_global_init", t.global_init, why)
+              && dl_look_up(library, "curl_easy_init", t.easy_init, why)
+              && dl_look_up(library, "curl_easy_cleanup", t.easy_cleanup, why)
+              && dl_look_up(library, "curl_easy_reset", t.easy_reset, why)
+              && dl_look_up(library, "curl_easy_setopt", t.easy_setopt, why)
+              && dl_look_up(library, "curl_easy_getinfo", t.easy_getinfo, why)
+              && dl_look_up(library, "curl_easy_perform", t.easy_perform, why)
+              && dl_look_up(library, "curl_easy_strerror", t.easy_strerror, why)
+              && dl_look_up(library, "curl_slist_append", t.slist_append, why)
+              && dl_look_up(library, "curl_slist_free_all", t.slist_free_all, why)
+              && dl_look_up(library, "curl_multi_init", t.multi_init, why)
+              && dl_look_up(library, "curl_multi_cleanup", t.multi_cleanup, why)
+              && dl_look_up(library, "curl_multi_setopt", t.multi_setopt, why)
+              && dl_look_up(library, "curl_multi_add_handle", t.multi_add_handle, why)
+              && dl_look_up(library, "curl_multi_remove_handle", t.multi_remove_handle, why)
+              && dl_look_up(library, "curl_multi_socket_action", t.multi_socket_action, why)
+              && dl_look_up(library, "curl_multi_info_read", t.multi_info_read, why)
+              && dl_look_up(library, "curl_multi_assign", t.multi_assign, why)
+              && dl_look_up(library, "curl_multi_strerror", t.multi_strerror, why)
+              && dl_look_up(library, "curl_url", t.url, why)
+              && dl_look_up(library, "curl_url_cleanup", t.url_cleanup, why)
+              && dl_look_up(library, "curl_url_set", t.url_set, why)
+              && dl_look_up(library, "curl_url_get", t.url_get, why)
+              && dl_look_up(library, "curl_free", t.free, why)
+              && dl_look_up(library, "curl_getdate", t.getdate, why);
     if (!ok) {
         dlclose(library);
         return fail(why);

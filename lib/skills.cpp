@@ -6,10 +6,9 @@
 #include "lib/fd.hpp"
 #include "lib/hash.hpp"
 #include "lib/home.hpp"
+#include "lib/loaded_libs.hpp"
 #include "lib/text.hpp"
 
-#include <archive.h>
-#include <archive_entry.h>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -191,38 +190,38 @@ struct Unpacked {
 };
 
 Result<Unpacked> unpack(const std::string& bundle) {
-    std::unique_ptr<struct archive, int (*)(struct archive*)> a(archive_read_new(),
-                                                                archive_read_free);
-    archive_read_support_filter_gzip(a.get());
-    archive_read_support_format_tar(a.get());
-    archive_read_support_format_zip(a.get());
-    if (archive_read_open_filename(a.get(), bundle.c_str(), 65536) != ARCHIVE_OK)
+    SION_TRY(const ArchiveApi* api, archive_api());
+    std::unique_ptr<struct archive, int (*)(struct archive*)> a(api->read_new(), api->read_free);
+    api->support_filter_gzip(a.get());
+    api->support_format_tar(a.get());
+    api->support_format_zip(a.get());
+    if (api->open_filename(a.get(), bundle.c_str(), 65536) != ARCHIVE_OK)
         return make_error(Exit::data, "it is not a .tar.gz or .zip bundle (%s)",
-                          archive_error_string(a.get()));
+                          api->error_string(a.get()));
     Unpacked out;
     std::vector<std::string> names;
     uint64_t total = 0;
     size_t entries = 0;
     struct archive_entry* entry = nullptr;
     while (true) {
-        int rc = archive_read_next_header(a.get(), &entry);
+        int rc = api->next_header(a.get(), &entry);
         if (rc == ARCHIVE_EOF)
             break;
         if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN)
-            return make_error(Exit::data, "it cannot be read: %s", archive_error_string(a.get()));
+            return make_error(Exit::data, "it cannot be read: %s", api->error_string(a.get()));
         if (++entries > k_max_entries)
             return make_error(Exit::data, "it holds more than %zu entries", k_max_entries);
-        const char* raw = archive_entry_pathname(entry);
+        const char* raw = api->entry_pathname(entry);
         std::string given = raw != nullptr ? raw : "";
         std::string path = normal_path(given);
         if (path.empty() && given != "./" && given != ".")
             return make_error(Exit::data, "it holds the path '%s', which leads outside its folder",
                               one_line(given).c_str());
-        if (archive_entry_hardlink(entry) != nullptr || archive_entry_symlink(entry) != nullptr)
+        if (api->entry_hardlink(entry) != nullptr || api->entry_symlink(entry) != nullptr)
             return make_error(Exit::data,
                               "it holds a link '%s' (a bundle holds files and folders only)",
                               one_line(given).c_str());
-        auto type = archive_entry_filetype(entry);
+        auto type = api->entry_filetype(entry);
         if (type == AE_IFDIR)
             continue;
         if (type != AE_IFREG)
@@ -233,10 +232,10 @@ Result<Unpacked> unpack(const std::string& bundle) {
         std::string bytes;
         char buffer[65536];
         while (true) {
-            la_ssize_t n = archive_read_data(a.get(), buffer, sizeof buffer);
+            la_ssize_t n = api->read_data(a.get(), buffer, sizeof buffer);
             if (n < 0)
                 return make_error(Exit::data, "'%s' cannot be read: %s", one_line(given).c_str(),
-                                  archive_error_string(a.get()));
+                                  api->error_string(a.get()));
             if (n == 0)
                 break;
             total += static_cast<uint64_t>(n);
@@ -248,7 +247,7 @@ Result<Unpacked> unpack(const std::string& bundle) {
         }
         if (out.files.count(path) != 0)
             return make_error(Exit::data, "it holds '%s' twice", path.c_str());
-        out.executable[path] = (archive_entry_perm(entry) & 0100) != 0;
+        out.executable[path] = (api->entry_perm(entry) & 0100) != 0;
         out.files[path] = std::move(bytes);
     }
     // One folder at the top holding everything: its name is left off.

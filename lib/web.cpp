@@ -3,12 +3,11 @@
 
 #include "lib/address.hpp"
 #include "lib/curl_api.hpp"
+#include "lib/loaded_libs.hpp"
 #include "lib/text.hpp"
 #include "lib/utf8.hpp"
 
 #include <iconv.h>
-#include <libxml/HTMLparser.h>
-#include <libxml/parser.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -31,13 +30,18 @@ std::string_view name_of(const xmlNode* node) {
     return node->name != nullptr ? reinterpret_cast<const char*>(node->name) : "";
 }
 
-std::string property(const xmlNode* node, const char* name) {
-    xmlChar* value = xmlGetProp(node, reinterpret_cast<const xmlChar*>(name));
-    if (value == nullptr)
-        return {};
-    std::string out(reinterpret_cast<const char*>(value));
-    xmlFree(value);
-    return out;
+// An attribute's value, read from its text nodes (no allocation of libxml2's to free).
+std::string property(const xmlNode* node, std::string_view name) {
+    for (const xmlAttr* a = node->properties; a != nullptr; a = a->next) {
+        if (a->name == nullptr || !ascii_iequals(reinterpret_cast<const char*>(a->name), name))
+            continue;
+        std::string out;
+        for (const xmlNode* t = a->children; t != nullptr; t = t->next)
+            if (t->content != nullptr)
+                out += reinterpret_cast<const char*>(t->content);
+        return out;
+    }
+    return {};
 }
 
 bool one_of(std::string_view name, std::initializer_list<std::string_view> names) {
@@ -242,10 +246,6 @@ private:
     std::vector<int> m_lists; // each open list's next number, 0 for an unordered one
 };
 
-void init_parser() {
-    static std::once_flag once;
-    std::call_once(once, [] { xmlInitParser(); });
-}
 
 } // namespace
 
@@ -270,23 +270,31 @@ MediaType parse_media_type(std::string_view content_type) {
     return m;
 }
 
+Status html_ready() {
+    SION_TRY(const XmlApi* xml, xml_api());
+    (void)xml;
+    return {};
+}
+
 Html html_to_text(std::string_view html, std::string_view charset, std::string_view url) {
-    init_parser();
     Html out;
+    auto xml = xml_api();
+    if (!xml) // without libxml2 a page has no text: html_ready() says why
+        return out;
     std::string url_z(url);
     std::string charset_z(charset);
     int options = HTML_PARSE_RECOVER | HTML_PARSE_NOERROR | HTML_PARSE_NOWARNING | HTML_PARSE_NONET
                   | HTML_PARSE_NOBLANKS;
     int size = static_cast<int>(std::min<size_t>(html.size(), INT_MAX));
-    htmlDocPtr doc = htmlReadMemory(html.data(), size, url_z.c_str(),
+    htmlDocPtr doc = (*xml)->html_read_memory(html.data(), size, url_z.c_str(),
                                     charset_z.empty() ? nullptr : charset_z.c_str(), options);
     if (doc == nullptr && !charset_z.empty()) // a charset libxml2 does not know: its own guess
-        doc = htmlReadMemory(html.data(), size, url_z.c_str(), nullptr, options);
+        doc = (*xml)->html_read_memory(html.data(), size, url_z.c_str(), nullptr, options);
     if (doc == nullptr)
         return out;
-    std::unique_ptr<xmlDoc, void (*)(xmlDocPtr)> owned(doc, xmlFreeDoc);
+    std::unique_ptr<xmlDoc, void (*)(xmlDocPtr)> owned(doc, (*xml)->free_doc);
     Renderer r(url);
-    r.node(xmlDocGetRootElement(doc), 0, false);
+    r.node(doc->children, 0, false);
     out.title = text_for_json(r.title);
     out.text = text_for_json(r.m_out.take());
     return out;

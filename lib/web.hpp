@@ -32,6 +32,10 @@ struct Html {
     std::string title;
     std::string text;
 };
+// libxml2 is loaded on first use (lib/loaded_libs.hpp): html_ready() loads it, Exit::unavailable
+// "cannot load 'libxml2.so.2' (install the Debian package libxml2): …" when it cannot;
+// html_to_text() gives no text then.
+[[nodiscard]] Status html_ready();
 
 [[nodiscard]] Html html_to_text(std::string_view html, std::string_view charset,
                                 std::string_view url);

@@ -153,6 +153,7 @@ private:
         web::MediaType media = web::parse_media_type(r.headers.get("Content-Type").value_or(""));
         const std::string& type = media.type;
         if (type == "text/html" || type == "application/xhtml+xml" || type.empty()) {
+            SION_CHECK(web::html_ready());
             web::Html html = web::html_to_text(r.body, media.charset, page.final_url);
             page.title = html.title;
             page.text = html.text;

@@ -1,0 +1,16 @@
+// SPDX-License-Identifier: MIT
+#include "lib/dl.hpp"
+
+namespace sion {
+
+void* dl_open(const char* file, std::string& why) {
+    dlerror(); // NOLINT(concurrency-mt-unsafe)
+    void* library = dlopen(file, RTLD_NOW | RTLD_LOCAL);
+    if (library == nullptr) {
+        const char* text = dlerror(); // NOLINT(concurrency-mt-unsafe)
+        why = text != nullptr ? text : "dlopen failed";
+    }
+    return library;
+}
+
+} // namespace sion

@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: MIT
+// libxml2 and libarchive through dlopen: a table of function pointers each, filled once.
+#include "lib/loaded_libs.hpp"
+
+#include "lib/dl.hpp"
+
+#include <mutex>
+#include <optional>
+#include <string>
+
+namespace sion {
+
+namespace {
+
+Error not_loaded(const char* file, const char* package, const std::string& why) {
+    return make_error(Exit::unavailable, "cannot load '%s' (install the Debian package %s): %s",
+                      file, package, why.c_str());
+}
+
+Result<XmlApi> load_xml() {
+    std::string why;
+    void* library = dl_open("libxml2.so.2", why);
+    XmlApi t{};
+    bool ok = library != nullptr && dl_look_up(library, "xmlInitParser", t.init_parser, why)
+              && dl_look_up(library, "htmlReadMemory", t.html_read_memory, why)
+              && dl_look_up(library, "xmlFreeDoc", t.free_doc, why);
+    if (!ok)
+        return not_loaded("libxml2.so.2", "libxml2", why);
+    t.init_parser();
+    return t;
+}
+
+Result<ArchiveApi> load_archive() {
+    std::string why;
+    void* library = dl_open("libarchive.so.13", why);
+    ArchiveApi t{};
+    bool ok = library != nullptr && dl_look_up(library, "archive_read_new", t.read_new, why)
+              && dl_look_up(library, "archive_read_free", t.read_free, why)
+              && dl_look_up(library, "archive_read_support_filter_gzip", t.support_filter_gzip, why)
+              && dl_look_up(library, "archive_read_support_format_tar", t.support_format_tar, why)
+              && dl_look_up(library, "archive_read_support_format_zip", t.support_format_zip, why)
+              && dl_look_up(library, "archive_read_open_filename", t.open_filename, why)
+              && dl_look_up(library, "archive_read_next_header", t.next_header, why)
+              && dl_look_up(library, "archive_read_data", t.read_data, why)
+              && dl_look_up(library, "archive_error_string", t.error_string, why)
+              && dl_look_up(library, "archive_entry_pathname", t.entry_pathname, why)
+              && dl_look_up(library, "archive_entry_hardlink", t.entry_hardlink, why)
+              && dl_look_up(library, "archive_entry_symlink", t.entry_symlink, why)
+              && dl_look_up(library, "archive_entry_filetype", t.entry_filetype, why)
+              && dl_look_up(library, "archive_entry_perm", t.entry_perm, why);
+    if (!ok)
+        return not_loaded("libarchive.so.13", "libarchive13", why);
+    return t;
+}
+
+// Loads once and keeps the table, or the error, for every later call.
+template <class Table>
+Result<const Table*> once(std::once_flag& flag, std::optional<Result<Table>>& kept,
+                          Result<Table> (*load)()) {
+    std::call_once(flag, [&] { kept.emplace(load()); });
+    if (!*kept)
+        return kept->error();
+    return &kept->value();
+}
+
+} // namespace
+
+Result<const XmlApi*> xml_api() {
+    static std::once_flag flag;
+    static std::optional<Result<XmlApi>> kept;
+    return once(flag, kept, load_xml);
+}
+
+Result<const ArchiveApi*> archive_api() {
+    static std::once_flag flag;
+    static std::optional<Result<ArchiveApi>> kept;
+    return once(flag, kept, load_archive);
+}
+
+} // namespace sion

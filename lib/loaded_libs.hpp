@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: MIT
+// libxml2 (fetch_url's HTML parser, lib/web) and libarchive (skills' bundles, lib/skills), loaded
+// when first needed, as libcurl is (lib/curl_api.hpp): linked, they would bring ICU and five
+// compressors into the start of every session that never reads a page or a bundle. Their headers
+// still give the types.
+//
+// Contract: xml_api() and archive_api() dlopen the library and look up every function below on
+// their first call; once, under std::call_once, so any thread may call them. Every later call
+// returns the same table, or the same error: Exit::unavailable "cannot load 'libxml2.so.2'
+// (install the Debian package libxml2): …". xml_api() also runs xmlInitParser. Never unloaded.
+// Internal to lib/.
+#pragma once
+
+#include "lib/result.hpp"
+
+#include <archive.h>
+#include <archive_entry.h>
+
+#include <libxml/HTMLparser.h>
+
+namespace sion {
+
+struct XmlApi {
+    decltype(&::xmlInitParser) init_parser;
+    decltype(&::htmlReadMemory) html_read_memory;
+    decltype(&::xmlFreeDoc) free_doc;
+};
+
+struct ArchiveApi {
+    decltype(&::archive_read_new) read_new;
+    decltype(&::archive_read_free) read_free;
+    decltype(&::archive_read_support_filter_gzip) support_filter_gzip;
+    decltype(&::archive_read_support_format_tar) support_format_tar;
+    decltype(&::archive_read_support_format_zip) support_format_zip;
+    decltype(&::archive_read_open_filename) open_filename;
+    decltype(&::archive_read_next_header) next_header;
+    decltype(&::archive_read_data) read_data;
+    decltype(&::archive_error_string) error_string;
+    decltype(&::archive_entry_pathname) entry_pathname;
+    decltype(&::archive_entry_hardlink) entry_hardlink;
+    decltype(&::archive_entry_symlink) entry_symlink;
+    decltype(&::archive_entry_filetype) entry_filetype;
+    decltype(&::archive_entry_perm) entry_perm;
+};
+
+[[nodiscard]] Result<const XmlApi*> xml_api();
+[[nodiscard]] Result<const ArchiveApi*> archive_api();
+
+} // namespace sion
