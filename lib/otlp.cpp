@@ -227,6 +227,66 @@ Result<std::vector<std::pair<std::string, std::string>>> parse_pairs(std::string
     return pairs;
 }
 
+Result<Export> export_from_environment(std::string_view service, Getenv getenv) {
+    auto var = [getenv](const char* name) -> std::string {
+        const char* v = getenv(name);
+        return v != nullptr ? std::string(trim_space(v)) : std::string();
+    };
+    Export e;
+    std::string exporter = ascii_lower(var("OTEL_TRACES_EXPORTER"));
+    if (!exporter.empty() && exporter != "otlp" && exporter != "none")
+        return make_error(Exit::config,
+                          "OTEL_TRACES_EXPORTER is '%s': sion exports traces with "
+                          "otlp, or none",
+                          one_line(exporter).c_str());
+    SION_TRY(auto resource,
+             parse_pairs(var("OTEL_RESOURCE_ATTRIBUTES"), "OTEL_RESOURCE_ATTRIBUTES"));
+    for (auto& [key, value] : resource)
+        e.resource.set(key, std::string_view(value));
+    if (std::string name = var("OTEL_SERVICE_NAME"); !name.empty())
+        e.resource.set("service.name", std::string_view(name));
+    else if (!e.resource.view().get("service.name").is_string())
+        e.resource.set("service.name", service);
+    e.capture_content =
+        ascii_lower(var("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT")) == "true";
+    if (exporter == "none")
+        return e;
+    std::string endpoint = var("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT");
+    const char* from = "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT";
+    if (endpoint.empty()) {
+        endpoint = var("OTEL_EXPORTER_OTLP_ENDPOINT");
+        from = "OTEL_EXPORTER_OTLP_ENDPOINT";
+        if (!endpoint.empty())
+            endpoint += endpoint.back() == '/' ? "v1/traces" : "/v1/traces";
+    }
+    if (endpoint.empty())
+        return e;
+    std::string scheme = ascii_lower(endpoint.substr(0, endpoint.find("://")));
+    if (endpoint.find("://") == std::string::npos || (scheme != "http" && scheme != "https"))
+        return make_error(Exit::config, "%s is '%s': give an http or https URL", from,
+                          one_line(var(from)).c_str());
+    std::string protocol = var("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL");
+    if (protocol.empty())
+        protocol = var("OTEL_EXPORTER_OTLP_PROTOCOL");
+    if (!protocol.empty() && protocol != "http/protobuf" && protocol != "http/json")
+        return make_error(Exit::config,
+                          "the OTLP protocol is '%s': sion speaks http/protobuf or "
+                          "http/json",
+                          one_line(protocol).c_str());
+    e.json = protocol == "http/json";
+    SION_TRY(e.headers,
+             parse_pairs(var("OTEL_EXPORTER_OTLP_HEADERS"), "OTEL_EXPORTER_OTLP_HEADERS"));
+    SION_TRY(auto own, parse_pairs(var("OTEL_EXPORTER_OTLP_TRACES_HEADERS"),
+                                   "OTEL_EXPORTER_OTLP_TRACES_HEADERS"));
+    for (auto& header : own) { // not a structured binding: clang 14 cannot capture one
+        std::erase_if(e.headers,
+                      [&](const auto& h) { return ascii_iequals(h.first, header.first); });
+        e.headers.push_back(std::move(header));
+    }
+    e.endpoint = std::move(endpoint);
+    return e;
+}
+
 std::string encode_protobuf(const Origin& origin, const std::vector<Span>& spans) {
     std::string scope_spans;
     {

@@ -75,6 +75,31 @@ struct Origin {
     std::string scope_version;
 };
 
+// Where and how spans are exported, from the environment as OpenTelemetry's SDK specification
+// (environment variables, OTLP exporter) reads it:
+// - OTEL_TRACES_EXPORTER: "otlp" (the default) or "none"; another is Exit::config.
+// - OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, used as it is; else OTEL_EXPORTER_OTLP_ENDPOINT with
+//   "v1/traces" appended to its path (a '/' put between when it has none). Neither set: no export.
+//   An endpoint that is not an http or https URL is Exit::config.
+// - OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, else OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuf" (the
+//   default) or "http/json"; "grpc" and others are Exit::config (sion speaks OTLP over HTTP).
+// - OTEL_EXPORTER_OTLP_HEADERS, then OTEL_EXPORTER_OTLP_TRACES_HEADERS (its keys win).
+// - OTEL_RESOURCE_ATTRIBUTES, with OTEL_SERVICE_NAME as service.name when set, else the
+//   attributes' own, else `service`.
+// - OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true: prompts, completions and tools' inputs
+//   and results may go in spans (false, the default: they never do).
+struct Export {
+    std::string endpoint; // "" when spans are not exported (they are still kept)
+    bool json = false;    // http/json rather than http/protobuf
+    std::vector<std::pair<std::string, std::string>> headers;
+    Json resource = Json::object();
+    bool capture_content = false;
+};
+
+// `getenv` reads a variable ("" or nullptr when unset).
+using Getenv = const char* (*)(const char*);
+[[nodiscard]] Result<Export> export_from_environment(std::string_view service, Getenv getenv);
+
 // An ExportTraceServiceRequest of one ResourceSpans holding one ScopeSpans with `spans`.
 [[nodiscard]] std::string encode_protobuf(const Origin& origin, const std::vector<Span>& spans);
 [[nodiscard]] Json encode_json(const Origin& origin, const std::vector<Span>& spans);

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 
 namespace sion::otlp {
@@ -164,6 +165,69 @@ TEST(Otlp, JsonAsTheProtocolMapsIt) {
               R"("1112131415161718","name":"n","kind":1,"startTimeUnixNano":"1",)"
               R"("endTimeUnixNano":"2","attributes":[{"key":"k","value":{"intValue":"7"}}],)"
               R"("status":{"code":2}}]}]}]})");
+}
+
+// A stand-in environment for export_from_environment().
+std::map<std::string, std::string> g_env;
+
+const char* fake_getenv(const char* name) {
+    auto it = g_env.find(name);
+    return it == g_env.end() ? nullptr : it->second.c_str();
+}
+
+TEST(Otlp, ExportFromTheEnvironment) {
+    g_env = {};
+    auto none = export_from_environment("sion", fake_getenv);
+    ASSERT_TRUE(none);
+    EXPECT_EQ(none->endpoint, "");
+    EXPECT_EQ(none->resource.view().dump(), R"({"service.name":"sion"})");
+    EXPECT_FALSE(none->capture_content);
+
+    g_env = {{"OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318"},
+             {"OTEL_EXPORTER_OTLP_HEADERS", "a=1,Authorization=Basic%20x"},
+             {"OTEL_EXPORTER_OTLP_TRACES_HEADERS", "authorization=Bearer y"},
+             {"OTEL_RESOURCE_ATTRIBUTES", "service.name=mine,team=x"},
+             {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "TRUE"}};
+    auto e = export_from_environment("sion", fake_getenv);
+    ASSERT_TRUE(e) << e.error().message();
+    EXPECT_EQ(e->endpoint, "http://127.0.0.1:4318/v1/traces");
+    EXPECT_FALSE(e->json);
+    ASSERT_EQ(e->headers.size(), 2u);
+    EXPECT_EQ(e->headers[1], (std::pair<std::string, std::string>{"authorization", "Bearer y"}));
+    EXPECT_EQ(e->resource.view().dump(), R"({"service.name":"mine","team":"x"})");
+    EXPECT_TRUE(e->capture_content);
+
+    g_env = {{"OTEL_EXPORTER_OTLP_ENDPOINT", "https://c.example/otlp/"},
+             {"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "https://t.example/x"},
+             {"OTEL_EXPORTER_OTLP_PROTOCOL", "http/json"},
+             {"OTEL_SERVICE_NAME", "named"},
+             {"OTEL_RESOURCE_ATTRIBUTES", "service.name=mine"}};
+    e = export_from_environment("sion", fake_getenv);
+    ASSERT_TRUE(e);
+    EXPECT_EQ(e->endpoint, "https://t.example/x");
+    EXPECT_TRUE(e->json);
+    EXPECT_EQ(e->resource.view().dump(), R"({"service.name":"named"})");
+    g_env.erase("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT");
+    EXPECT_EQ(export_from_environment("sion", fake_getenv)->endpoint,
+              "https://c.example/otlp/v1/traces");
+
+    g_env = {{"OTEL_EXPORTER_OTLP_ENDPOINT", "http://x"}, {"OTEL_TRACES_EXPORTER", "none"}};
+    EXPECT_EQ(export_from_environment("sion", fake_getenv)->endpoint, "");
+    auto message = [](std::map<std::string, std::string> env) {
+        g_env = std::move(env);
+        auto r = export_from_environment("sion", fake_getenv);
+        return r ? std::string("accepted") : r.error().message();
+    };
+    EXPECT_EQ(message({{"OTEL_TRACES_EXPORTER", "zipkin"}}),
+              "OTEL_TRACES_EXPORTER is 'zipkin': sion exports traces with otlp, or none");
+    EXPECT_EQ(message({{"OTEL_EXPORTER_OTLP_ENDPOINT", "localhost:4318"}}),
+              "OTEL_EXPORTER_OTLP_ENDPOINT is 'localhost:4318': give an http or https URL");
+    EXPECT_EQ(message({{"OTEL_EXPORTER_OTLP_ENDPOINT", "http://x"},
+                       {"OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"}}),
+              "the OTLP protocol is 'grpc': sion speaks http/protobuf or http/json");
+    EXPECT_EQ(message({{"OTEL_EXPORTER_OTLP_ENDPOINT", "http://x"},
+                       {"OTEL_EXPORTER_OTLP_HEADERS", "nokey"}}),
+              "OTEL_EXPORTER_OTLP_HEADERS: 'nokey' is not key=value");
 }
 
 } // namespace
