@@ -123,6 +123,15 @@ std::vector<std::string> mcp_servers(Db& db, const RunSettings& settings, const 
     return servers;
 }
 
+// The directory an MCP server of the shelf works in (sion-mcp add --dir), or "" when it has none.
+std::string mcp_server_dir(Db& db, const std::string& name) {
+    auto q = db.prepare("SELECT json_extract(config, '$.dir') FROM mcp_servers WHERE name = ?1");
+    if (!q || !q->bind(1, name))
+        return {};
+    auto row = q->step();
+    return row && *row ? q->column_optional_text(0).value_or("") : std::string();
+}
+
 // The first run of a routed session, in its profile's log of routed sessions: a log that cannot
 // be written is said, and the run's ending stands.
 void note_routed(const std::string& home, const SessionParts& parts, const Ending& ending) {
@@ -359,6 +368,18 @@ int run_command(int argc, const char* const* argv) {
     parts.person = Person::find(json);
     std::unique_ptr<McpClient> mcp;
     std::vector<std::string> servers = mcp_servers(db, parts.settings, profile, prompt);
+    // Pre-flight: nor may an MCP server's directory overlap a skill's folder.
+    for (const std::string& server : servers) {
+        std::string dir = mcp_server_dir(db, server);
+        for (const skills::Skill& skill : kept_skills)
+            if (!dir.empty() && or_die(paths_overlap(skill.dir, dir)))
+                refuse_session(make_error(Exit::config,
+                                          "the directory %s of the MCP server %s and the folder "
+                                          "of the skill %s, %s, overlap: give the server a "
+                                          "directory apart from it",
+                                          dir.c_str(), server.c_str(), skill.name.c_str(),
+                                          skill.dir.c_str()));
+    }
     if (!servers.empty())
         mcp =
             or_refuse(McpClient::start(servers, parts.person.present(), parts.settings.models[0]));

@@ -217,5 +217,10 @@ notes (written): How to keep notes."
 # --- pre-flight: a workspace overlapping a skill's folder ----------------------------------------
 expect_exit 1 run --task 'x' --model script:fetch.json --workspace fetcher/scripts
 expect_err "error: the workspace $scratch/fetcher/scripts and the folder of the skill fetcher, $scratch/fetcher, overlap: give a workspace apart from it"
+# Nor an MCP server's directory (seed 000, "What the runtime checks first").
+mkdir -p fetcher/notes
+expect_exit 0 sion agent mcp add notes --dir fetcher/notes -- python3 "$SION_SOURCE_DIR/examples/mcp-notes/notes-server.py"
+expect_exit 1 run --task 'x' --model script:fetch.json --mcp notes
+expect_err "error: the directory $scratch/fetcher/notes of the MCP server notes and the folder of the skill fetcher, $scratch/fetcher, overlap: give the server a directory apart from it"
 
 done_testing
