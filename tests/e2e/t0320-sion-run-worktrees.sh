@@ -117,6 +117,9 @@ expect_exit 0 run --model script:one.json --workspace work/src --shell --task 'S
 expect_grep "^✗ agent_spawn gives no worktree here: the workspace $scratch/work/src is a folder of the git repository at $scratch/work, not its root; spawn it without \"worktree\", to work in this session's workspace$" "$scratch/out"
 expect_exit 0 run --model script:one.json --workspace work --task 'No shell.' --subagent-model script:child.json
 expect_grep "^✗ agent_spawn gives no worktree here: this session has no shell; spawn it without \"worktree\", to work in this session's workspace$" "$scratch/out"
+printf '{"turns": [{"calls": [{"tool": "agent_spawn", "input": {"name": "odd", "task": "x", "budget": 100, "worktree": "yes"}}]}, {"text": "Done."}]}\n' >odd.json
+expect_exit 0 run --model script:odd.json --workspace work --shell --task 'Odd.' --subagent-model script:child.json
+expect_grep "^✗ agent_spawn's worktree is true or false$" "$scratch/out"
 g rev-parse -q --verify sion/evil-2 >/dev/null && fail "a refused spawn made a branch" || ok
 
 # --- run by root in a repository of another user's -----------------------------------------------

@@ -193,6 +193,11 @@ expect_exit 0 sion agent show "$session"
 expect_grep '^token: \[redacted\]$' "$scratch/out"
 grep -q "$secret" "$scratch/out" && fail "the secret reached show" || ok
 grep -aq "$secret" "$SION_HOME/sion.db" "$SION_HOME"/sion.db-wal 2>/dev/null && fail "the secret reached sion.db" || ok
+# A secret the skill names that nobody kept refuses the call, naming how to keep it.
+expect_exit 0 sion agent credential remove FETCH_TOKEN
+expect_exit 0 run --task 'Fetch.' --model script:fetch.json --workspace work --shell --autonomy L3
+expect_grep "^✗ the skill fetcher needs the secret FETCH_TOKEN: keep it with sion agent credential add FETCH_TOKEN$" "$scratch/out"
+printf '%s\n' "$secret" | sion agent credential add FETCH_TOKEN >/dev/null || fail "credential add"
 # Without a network the script reaches nothing, even its declared host; the call is a write.
 expect_exit 0 run --task 'Fetch.' --model script:fetch.json --workspace work --shell --autonomy L3
 grep -q '^hello from the host$' "$scratch/out" && fail "a script reached its host with no network" || ok
