@@ -18,8 +18,7 @@ CurlApi g_table{};
 
 Result<CurlApi> load_curl_api(const char* file) {
     auto fail = [file](const std::string& why) {
-        return make_error(Exit::unavailable, "cannot load '%s' (install the Debian package %s): %s",
-                          file, k_libcurl_package, why.c_str());
+        return dl_unavailable(file, k_libcurl_package, why);
     };
     std::string why;
     void* library = dl_open(file, why);

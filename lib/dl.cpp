@@ -13,4 +13,9 @@ void* dl_open(const char* file, std::string& why) {
     return library;
 }
 
+Error dl_unavailable(const char* file, const char* package, const std::string& why) {
+    return make_error(Exit::unavailable, "cannot load '%s' (install the Debian package %s): %s",
+                      file, package, why.c_str());
+}
+
 } // namespace sion

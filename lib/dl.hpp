@@ -3,6 +3,8 @@
 // lib/loaded_libs): dlopen, and its functions looked up into a table of pointers. Internal to lib/.
 #pragma once
 
+#include "lib/result.hpp"
+
 #include <dlfcn.h>
 
 #include <string>
@@ -11,6 +13,9 @@ namespace sion {
 
 // dlopen(file, RTLD_NOW | RTLD_LOCAL); nullptr, with dlerror's text in `why`, when it fails.
 [[nodiscard]] void* dl_open(const char* file, std::string& why);
+
+// Exit::unavailable "cannot load 'FILE' (install the Debian package PACKAGE): WHY".
+[[nodiscard]] Error dl_unavailable(const char* file, const char* package, const std::string& why);
 
 // Fills `slot` with the function `name` of `library`; false, with dlerror's text in `why`, when
 // the library has none. glibc keeps dlerror's text per thread, hence the NOLINTs.

@@ -12,11 +12,6 @@ namespace sion {
 
 namespace {
 
-Error not_loaded(const char* file, const char* package, const std::string& why) {
-    return make_error(Exit::unavailable, "cannot load '%s' (install the Debian package %s): %s",
-                      file, package, why.c_str());
-}
-
 Result<XmlApi> load_xml() {
     std::string why;
     void* library = dl_open("libxml2.so.2", why);
@@ -25,7 +20,7 @@ Result<XmlApi> load_xml() {
               && dl_look_up(library, "htmlReadMemory", t.html_read_memory, why)
               && dl_look_up(library, "xmlFreeDoc", t.free_doc, why);
     if (!ok)
-        return not_loaded("libxml2.so.2", "libxml2", why);
+        return dl_unavailable("libxml2.so.2", "libxml2", why);
     t.init_parser();
     return t;
 }
@@ -49,7 +44,7 @@ Result<ArchiveApi> load_archive() {
               && dl_look_up(library, "archive_entry_filetype", t.entry_filetype, why)
               && dl_look_up(library, "archive_entry_perm", t.entry_perm, why);
     if (!ok)
-        return not_loaded("libarchive.so.13", "libarchive13", why);
+        return dl_unavailable("libarchive.so.13", "libarchive13", why);
     return t;
 }
 
