@@ -120,6 +120,11 @@ Ending run_hook(const Hook& hook, const EventInput& event, const std::string& in
     return end;
 }
 
+int64_t unix_ns() {
+    using namespace std::chrono;
+    return duration_cast<nanoseconds>(system_clock::now().time_since_epoch()).count();
+}
+
 bool is_for(const Hook& hook, const EventInput& event) {
     if (hook.event != event.event)
         return false;
@@ -173,7 +178,10 @@ Verdict fire(const std::vector<Hook>& hooks, const EventInput& event, const Fire
         ++verdict.ran;
         size_t number = i + 1;
         std::string command = command_text(hook.command);
+        int64_t start = unix_ns();
         Ending end = run_hook(hook, event, input, options);
+        verdict.runs.push_back(
+            {number, command, start, unix_ns(), end.kind == Ending::Kind::failed ? end.why : ""});
         if (end.kind == Ending::Kind::failed)
             verdict.failures.push_back({number, command, end.why, end.err});
         if (event.event == Event::before_tool && end.kind != Ending::Kind::ok) {
@@ -216,6 +224,18 @@ std::string verdict_json(const Verdict& verdict) {
     for (const auto& f : verdict.failures)
         failures.push(Json::string(failure_text(f)));
     out.set("failures", std::move(failures));
+    Json runs = Json::array();
+    for (const auto& r : verdict.runs) {
+        Json one = Json::object();
+        one.set("hook", static_cast<int64_t>(r.hook));
+        one.set("command", r.command);
+        one.set("start_us", r.start_ns / 1000);
+        one.set("end_us", r.end_ns / 1000);
+        if (!r.failed.empty())
+            one.set("failed", r.failed);
+        runs.push(std::move(one));
+    }
+    out.set("hooks", std::move(runs));
     return out.dump();
 }
 

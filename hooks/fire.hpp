@@ -23,6 +23,7 @@
 #include "hooks/output.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,15 @@ struct Failure {
     std::string command; // command_text() of its command
     std::string why;     // "exited with status 1", "ran out of time (30 s) and was killed", ...
     std::string err;     // what it wrote to stderr, as shown_output() makes it
+};
+
+// A hook that was run (or tried), when, for the caller's trace.
+struct Run {
+    size_t hook = 0;      // its number in the hooks file, from 1
+    std::string command;  // command_text() of its command
+    int64_t start_ns = 0; // Unix nanoseconds
+    int64_t end_ns = 0;
+    std::string failed; // how it failed ("exited with status 1"), "" when it did not
 };
 
 struct Verdict {
@@ -48,6 +58,7 @@ struct Verdict {
     // "[hook 2: /home/me/log-call.sh] ...", one after another on lines of their own.
     std::string added;
     std::vector<Failure> failures;
+    std::vector<Run> runs; // each hook run, in order
 };
 
 struct FireOptions {

@@ -131,6 +131,22 @@ CREATE TABLE skills (
     PRIMARY KEY (profile, name)
 ) STRICT;
 )sql"},
+    {6, R"sql(
+CREATE TABLE spans (
+    session    TEXT NOT NULL REFERENCES sessions(id),
+    trace      TEXT NOT NULL,
+    span       TEXT NOT NULL,
+    parent     TEXT,
+    name       TEXT NOT NULL,
+    kind       INTEGER NOT NULL,
+    start_ns   INTEGER NOT NULL,
+    end_ns     INTEGER NOT NULL,
+    attributes TEXT NOT NULL,
+    error      TEXT,
+    links      TEXT,
+    PRIMARY KEY (session, span)
+) STRICT;
+)sql"},
 };
 
 } // namespace

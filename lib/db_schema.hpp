@@ -25,7 +25,10 @@
 // Version 5: skills  profile, name, description, dir (its folder), origin (installed, added,
 //            written), files (installed: JSON of path -> SHA-256), source (the bundle), created
 //            (lib/skills.hpp).
-// Times are Unix milliseconds.
+// Version 6: spans  session, trace, span, parent, name, kind, start_ns, end_ns (Unix
+//            nanoseconds), attributes (JSON), error (the status message of a span that failed),
+//            links (JSON): the runs' traces (session/trace.hpp).
+// Times are Unix milliseconds but where the column says otherwise.
 #pragma once
 
 #include "lib/db.hpp"

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "lib/otlp.hpp"
 
+#include "lib/cli.hpp"
 #include "lib/hash.hpp"
 #include "lib/text.hpp"
 
@@ -274,6 +275,20 @@ Result<Export> export_from_environment(std::string_view service, Getenv getenv) 
                           "http/json",
                           one_line(protocol).c_str());
     e.json = protocol == "http/json";
+    const char* timeout_from = "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT";
+    std::string timeout = var(timeout_from);
+    if (timeout.empty()) {
+        timeout_from = "OTEL_EXPORTER_OTLP_TIMEOUT";
+        timeout = var(timeout_from);
+    }
+    if (!timeout.empty()) {
+        auto ms = parse_number(timeout, 1, 600'000);
+        if (!ms)
+            return make_error(Exit::config,
+                              "%s is '%s': give the milliseconds an export may take, 1 to 600000",
+                              timeout_from, one_line(timeout).c_str());
+        e.timeout_ms = *ms;
+    }
     SION_TRY(e.headers,
              parse_pairs(var("OTEL_EXPORTER_OTLP_HEADERS"), "OTEL_EXPORTER_OTLP_HEADERS"));
     SION_TRY(auto own, parse_pairs(var("OTEL_EXPORTER_OTLP_TRACES_HEADERS"),

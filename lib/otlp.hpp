@@ -86,6 +86,9 @@ struct Origin {
 // - OTEL_EXPORTER_OTLP_HEADERS, then OTEL_EXPORTER_OTLP_TRACES_HEADERS (its keys win).
 // - OTEL_RESOURCE_ATTRIBUTES, with OTEL_SERVICE_NAME as service.name when set, else the
 //   attributes' own, else `service`.
+// - OTEL_EXPORTER_OTLP_TRACES_TIMEOUT, else OTEL_EXPORTER_OTLP_TIMEOUT: how long one export may
+//   take, in milliseconds (10000 by default); one that is not a whole number from 1 to 600000 is
+//   Exit::config.
 // - OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true: prompts, completions and tools' inputs
 //   and results may go in spans (false, the default: they never do).
 struct Export {
@@ -93,6 +96,7 @@ struct Export {
     bool json = false;    // http/json rather than http/protobuf
     std::vector<std::pair<std::string, std::string>> headers;
     Json resource = Json::object();
+    int64_t timeout_ms = 10000;
     bool capture_content = false;
 };
 

@@ -53,6 +53,17 @@ const Table k_tables[] = {
      "SELECT value->>'session', value->>'tool', value->>'input', value->>'state', "
      "value->>'result', value->>'is_error', value->>'started', value->>'ended' "
      "FROM json_each(?1)"},
+    {"spans",
+     "SELECT json_group_array(json_object('session', session, 'trace', trace, 'span', span, "
+     "'parent', parent, 'name', name, 'kind', kind, 'start_ns', CAST(start_ns AS TEXT), "
+     "'end_ns', CAST(end_ns AS TEXT), 'attributes', attributes, 'error', error, 'links', "
+     "links)) FROM (SELECT * FROM spans "
+     "WHERE session = ?1 ORDER BY start_ns, span)",
+     "INSERT INTO spans (session, trace, span, parent, name, kind, start_ns, end_ns, attributes, "
+     "error, links) SELECT value->>'session', value->>'trace', value->>'span', value->>'parent', "
+     "value->>'name', value->>'kind', CAST(value->>'start_ns' AS INTEGER), "
+     "CAST(value->>'end_ns' AS INTEGER), "
+     "value->>'attributes', value->>'error', value->>'links' FROM json_each(?1)"},
 };
 
 // Every row of `rows` is of the session `id`: an import adds nothing to another.

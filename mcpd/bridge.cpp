@@ -9,6 +9,7 @@
 
 #include "lib/base64.hpp"
 #include "lib/log.hpp"
+#include "lib/otlp.hpp"
 #include "lib/picture.hpp"
 #include "lib/rpc/uv_connection.hpp"
 #include "lib/text.hpp"
@@ -16,6 +17,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <csignal>
 
 #include <map>
@@ -25,6 +27,13 @@
 namespace sion::mcpd {
 
 namespace {
+
+// The wall clock in Unix microseconds: when a server was asked and answered, for the session's
+// trace.
+int64_t unix_us() {
+    using namespace std::chrono;
+    return duration_cast<microseconds>(system_clock::now().time_since_epoch()).count();
+}
 
 using rpc::Message;
 using rpc::Reply;
@@ -424,12 +433,23 @@ private:
             Json params = Json::object();
             params.set("name", std::string_view(o.tool));
             params.set("arguments", std::move(args));
-            s->client->request("tools/call", std::move(params), [respond](Result<Json> r) {
+            // The session's trace context, for the server's trace to join (over HTTP, the
+            // traceparent header too).
+            if (auto tp = m.params.string("traceparent"); tp && otlp::parse_traceparent(*tp)) {
+                Json meta = Json::object();
+                meta.set("traceparent", *tp);
+                params.set("_meta", std::move(meta));
+            }
+            int64_t start = unix_us();
+            s->client->request("tools/call", std::move(params), [respond, start](Result<Json> r) {
                 if (!r) {
                     respond(answer_failure(r.error()));
                     return;
                 }
-                respond(Reply::ok(tool_answer(*r)));
+                Json a = tool_answer(*r);
+                a.set("start_us", start);
+                a.set("end_us", unix_us());
+                respond(Reply::ok(std::move(a)));
             });
             break;
         }

@@ -5,8 +5,11 @@
 // talks to a person or a model. The methods and their params are in sion-mcp(1) and in
 // schemas/mcp.*.json:
 //   mcp/state      the servers, their state and the tools offered, asked before every model call
-//   tools/call     {name, arguments} → {text, isError, content?, structuredContent?}; errors
-//                  k_no_answer (uncertain), k_no_tool, k_not_connected
+//   tools/call     {name, arguments, traceparent?} → {text, isError, content?,
+//                  structuredContent?, start_us, end_us}; errors k_no_answer (uncertain),
+//                  k_no_tool, k_not_connected. A traceparent (W3C) goes to the server in the
+//                  request's _meta, and over HTTP as the traceparent header too; start_us and
+//                  end_us say when the server was asked and answered (Unix microseconds).
 //   prompts/list   {server} → {prompts}
 //   prompts/get    {server, name, arguments} → {text}
 //   mcp/close      ends every server, then the bridge

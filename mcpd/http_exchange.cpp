@@ -8,6 +8,7 @@
 #include "mcpd/oauth_discovery.hpp"
 #include "mcpd/oauth_login.hpp"
 
+#include "lib/otlp.hpp"
 #include "lib/text.hpp"
 
 namespace sion::mcpd {
@@ -112,6 +113,10 @@ HttpRequest HttpTransport::post_request(const Call& c) {
                                ? std::vector<HeaderMark>{}
                                : marks->second);
     }
+    // The session's trace context (W3C Trace Context), which the bridge put in _meta.
+    if (auto tp = c.params.get("_meta").string("traceparent"))
+        if (otlp::parse_traceparent(*tp))
+            r.headers.add("traceparent", std::string(*tp));
     std::string body = rpc::encode_request(c.id, c.method, c.params);
     body.pop_back(); // its line end
     r.body = std::move(body);

@@ -83,19 +83,98 @@ Result<Decision> CallPipeline::begin_row(const models::ToolCall& call, Tool& too
     row.tool = call.tool;
     row.input = Json::copy_of(call.input);
     row.started_ms = now_ms();
+    open_span(row, now_ns());
+    otlp::Span policy = step(row, "policy");
     Decision decision = judge(tool, row).decision;
+    policy.attributes.set("sion.policy.decision", std::string_view(row.decision));
+    policy.attributes.set("sion.policy.why", std::string_view(row.why));
+    m_p.trace->end(std::move(policy));
     row.state = "running";
     SION_TRY(row.seq, insert_call(*m_p.db, m_p.session->id, row));
     m_p.out->call(row);
     return decision;
 }
 
-Result<ToolResult> CallPipeline::timed_run(Tool& tool, CallRow& row) {
+Result<ToolResult> CallPipeline::timed_run(Tool& tool, CallRow& row, otlp::Span run) {
     int64_t started = models::steady_ms();
     row.started_ms = now_ms();
+    RunningUnder under(m_p.trace->id(), run.span_id);
     auto done = tool.run(row.input, *m_p.context);
     row.wall_ms = models::steady_ms() - started;
+    for (Elsewhere& e : under.take_elsewhere()) {
+        otlp::Span spent = m_p.trace->begin(std::move(e.name), run.span_id, otlp::Kind::client);
+        spent.start_ns = e.start_ns;
+        spent.end_ns = e.end_ns;
+        spent.attributes = std::move(e.attributes);
+        m_p.trace->end(std::move(spent));
+    }
+    if (!done) {
+        run.error = true;
+        run.status_message = done.error().message();
+    }
+    m_p.trace->end(std::move(run));
     return done;
+}
+
+void CallPipeline::open_span(const CallRow& row, int64_t start_ns) {
+    std::string parent;
+    {
+        std::lock_guard<std::mutex> hold(m_spans_lock);
+        parent = row.parent.empty() ? m_p.trace->root() : m_under_way_span;
+    }
+    otlp::Span span = m_p.trace->begin("execute_tool " + row.tool, parent);
+    span.start_ns = start_ns;
+    span.attributes.set("gen_ai.operation.name", "execute_tool");
+    span.attributes.set("gen_ai.tool.name", std::string_view(row.tool));
+    span.attributes.set("gen_ai.tool.call.id", std::string_view(row.call_id));
+    span.attributes.set("gen_ai.tool.type", "function");
+    if (m_p.trace->captures_content())
+        span.attributes.set("gen_ai.tool.call.arguments",
+                            std::string_view(canonical_json(row.input)));
+    std::lock_guard<std::mutex> hold(m_spans_lock);
+    m_spans[row.call_id] = std::move(span);
+}
+
+otlp::Span CallPipeline::step(const CallRow& row, std::string name) {
+    std::string parent;
+    {
+        std::lock_guard<std::mutex> hold(m_spans_lock);
+        if (auto it = m_spans.find(row.call_id); it != m_spans.end())
+            parent = it->second.span_id;
+    }
+    return m_p.trace->begin(std::move(name), parent);
+}
+
+void CallPipeline::tag(const CallRow& row, std::string_view key, Json value) {
+    std::lock_guard<std::mutex> hold(m_spans_lock);
+    if (auto it = m_spans.find(row.call_id); it != m_spans.end())
+        it->second.attributes.set(key, std::move(value));
+}
+
+void CallPipeline::hooks_step(const CallRow& row, const char* event, int64_t start_ns,
+                              const HookVerdict& verdict) {
+    if (!verdict.asked)
+        return;
+    otlp::Span hooks = step(row, std::string("hooks ") + event);
+    hooks.start_ns = start_ns;
+    hooks.attributes.set("sion.hooks.ran", static_cast<int64_t>(verdict.runs.size()));
+    if (!verdict.allow) {
+        hooks.attributes.set("sion.hooks.blocked", true);
+        hooks.attributes.set("sion.hooks.reason", std::string_view(verdict.reason));
+    }
+    for (const HookRun& h : verdict.runs) {
+        otlp::Span one =
+            m_p.trace->begin(format("hook %lld", static_cast<long long>(h.hook)), hooks.span_id);
+        one.start_ns = h.start_ns;
+        one.end_ns = h.end_ns;
+        one.attributes.set("sion.hook.command", std::string_view(h.command));
+        if (!h.failed.empty()) {
+            one.error = true;
+            one.status_message = h.failed;
+        }
+        m_p.trace->end(std::move(one));
+    }
+    m_p.trace->end(std::move(hooks));
 }
 
 Result<Json> CallPipeline::model_call(const models::ToolCall& call, std::string_view asked_as) {
@@ -110,6 +189,7 @@ Result<Json> CallPipeline::model_call(const models::ToolCall& call, std::string_
         row.state = "error";
         row.result =
             !tool ? tool.error().message() : "the input of " + call.tool + " is not an object";
+        open_span(row, now_ns());
         SION_TRY(row.seq, insert_call(*m_p.db, m_p.session->id, row));
         m_p.out->call(row);
         return finish(row);
@@ -117,10 +197,14 @@ Result<Json> CallPipeline::model_call(const models::ToolCall& call, std::string_
     CallRow row;
     SION_TRY(Decision decision, begin_row(call, **tool, row));
     std::optional<std::string> refused;
-    if (decision == Decision::refuse)
+    if (decision == Decision::refuse) {
         refused = row.why;
-    else if (decision == Decision::ask)
+    } else if (decision == Decision::ask) {
+        otlp::Span person = step(row, "person");
         refused = ask_person(row);
+        person.attributes.set("sion.person.allowed", !refused);
+        m_p.trace->end(std::move(person));
+    }
     return refused ? refuse(row, std::move(*refused)) : run_tool(**tool, row);
 }
 
@@ -134,11 +218,14 @@ ToolResult CallPipeline::program_call(std::string_view name, JsonView input) {
     auto tool = name == "run_code"
                     ? Result<Tool*>(Error(Exit::data, "there is no tool named run_code"))
                     : m_p.find_tool(name);
+    open_span(row, now_ns());
     if (!tool) {
         row.state = "error";
         row.result = tool.error().message();
     } else {
+        otlp::Span policy = step(row, "policy");
         Judgement judged = judge(**tool, row);
+        m_p.trace->end(std::move(policy));
         if (judged.decision != Decision::run || judged.effect != Effect::read) {
             row.decision = decision_name(Decision::refuse);
             row.state = "refused";
@@ -162,7 +249,9 @@ ToolResult CallPipeline::program_call(std::string_view name, JsonView input) {
 }
 
 std::optional<std::string> CallPipeline::hook_blocks(const CallRow& row) {
+    int64_t start = now_ns();
     HookVerdict before = m_p.hooks->fire("before-tool", hook_event(row));
+    hooks_step(row, "before-tool", start, before);
     if (before.allow)
         return std::nullopt;
     return "a hook blocked this call: " + before.reason;
@@ -174,18 +263,28 @@ Result<Json> CallPipeline::run_tool(Tool& tool, CallRow& row) {
         return refuse(row, std::move(*blocked));
     std::optional<int64_t> entry;
     if (tool.journaled()) {
+        otlp::Span journal = step(row, "journal");
         SION_TRY(Begun begun, m_journal.begin(m_p.session->id, row.tool, row.input));
+        journal_step(row, journal, begun);
         if (begun.kind != Begun::Kind::proceed)
             return journal_answers(row, begun);
         entry = begun.entry;
     }
     std::string outer = m_under_way;
+    std::string outer_span = m_under_way_span;
+    otlp::Span run = step(row, "call");
     if (row.parent.empty()) {
         m_under_way = row.call_id;
         m_program_calls = 0;
+        std::lock_guard<std::mutex> hold(m_spans_lock);
+        m_under_way_span = run.span_id;
     }
-    auto done = timed_run(tool, row);
+    auto done = timed_run(tool, row, std::move(run));
     m_under_way = outer;
+    {
+        std::lock_guard<std::mutex> hold(m_spans_lock);
+        m_under_way_span = outer_span;
+    }
     if (m_store_failure) {
         Error failure = std::move(*m_store_failure);
         m_store_failure.reset();
@@ -196,17 +295,29 @@ Result<Json> CallPipeline::run_tool(Tool& tool, CallRow& row) {
 
 Result<Json> CallPipeline::ran(Tool& tool, CallRow& row, Result<ToolResult> done,
                                std::optional<int64_t> entry) {
+    std::optional<otlp::Span> journal_end;
+    if (entry)
+        journal_end = step(row, "journal end");
     if (!done) {
         row.state = "error";
         row.result = done.error().message();
-        if (entry)
+        if (entry) {
             SION_CHECK(m_journal.mark_uncertain(*entry, done.error().message()));
+            journal_end->attributes.set("sion.journal.entry", "uncertain");
+            m_p.trace->end(std::move(*journal_end));
+        }
         return finish(row);
     }
-    if (entry && done->is_error && (tool.fails_cleanly() || done->changed_nothing))
+    if (entry && done->is_error && (tool.fails_cleanly() || done->changed_nothing)) {
         SION_CHECK(m_journal.forget(*entry));
-    else if (entry)
+        journal_end->attributes.set("sion.journal.entry", "forgotten");
+    } else if (entry) {
         SION_CHECK(m_journal.finish(*entry, done->text, done->is_error));
+        journal_end->attributes.set("sion.journal.entry", "recorded");
+    }
+    if (journal_end)
+        m_p.trace->end(std::move(*journal_end));
+    tag(row, "sion.from_outside", Json::boolean(done->taints));
     add_to(m_spent, done->usage);
     row.state = done->is_error ? "error" : "ok";
     row.result = std::move(done->text);
@@ -219,7 +330,9 @@ Result<Json> CallPipeline::ran(Tool& tool, CallRow& row, Result<ToolResult> done
     outcome.set("state", std::string_view(row.state));
     outcome.set("text", std::string_view(row.result));
     after.set("outcome", std::move(outcome));
+    int64_t hooks_start = now_ns();
     HookVerdict hooked = m_p.hooks->fire("after-tool", std::move(after));
+    hooks_step(row, "after-tool", hooks_start, hooked);
     if (!hooked.added.empty())
         row.result += "\n" + hooked.added;
     return finish(row);
@@ -263,6 +376,7 @@ Result<std::vector<Json>> CallPipeline::run_beside(std::span<const Asked> calls)
         std::optional<Result<ToolResult>> done;
         std::optional<int64_t> entry;  // its journal entry, when it is journaled
         std::optional<Begun> answered; // the journal's answer instead of a run
+        otlp::Span run;                // the span of its tool's run
     };
 
     std::vector<Running> running(calls.size());
@@ -273,7 +387,9 @@ Result<std::vector<Json>> CallPipeline::run_beside(std::span<const Asked> calls)
         r.blocked = hook_blocks(r.row);
         if (r.blocked || !r.tool->journaled())
             continue;
+        otlp::Span journal = step(r.row, "journal");
         SION_TRY(Begun begun, m_journal.begin(m_p.session->id, r.row.tool, r.row.input));
+        journal_step(r.row, journal, begun);
         if (begun.kind == Begun::Kind::proceed)
             r.entry = begun.entry;
         else
@@ -286,7 +402,8 @@ Result<std::vector<Json>> CallPipeline::run_beside(std::span<const Asked> calls)
     for (Running& r : running) {
         if (r.blocked || r.answered)
             continue;
-        auto run = [&r, this] { r.done = timed_run(*r.tool, r.row); };
+        r.run = step(r.row, "call");
+        auto run = [&r, this] { r.done = timed_run(*r.tool, r.row, std::move(r.run)); };
         try {
             threads.emplace_back(run);
         } catch (const std::system_error&) {
@@ -318,6 +435,15 @@ Result<std::vector<Json>> CallPipeline::run_beside(std::span<const Asked> calls)
     return results;
 }
 
+void CallPipeline::journal_step(const CallRow& row, otlp::Span& journal, const Begun& begun) {
+    const char* outcome = begun.kind == Begun::Kind::proceed     ? "new"
+                          : begun.kind == Begun::Kind::uncertain ? "uncertain"
+                                                                 : "made before";
+    journal.attributes.set("sion.journal", outcome);
+    tag(row, "sion.journal", Json::string(outcome));
+    m_p.trace->end(std::move(journal));
+}
+
 Result<Json> CallPipeline::journal_answers(CallRow& row, const Begun& begun) {
     if (begun.kind == Begun::Kind::uncertain) {
         row.state = "uncertain";
@@ -344,6 +470,33 @@ Result<Json> CallPipeline::finish(CallRow& row) {
                            row.parent.empty() ? message.view() : JsonView()));
     if (row.tainted)
         m_p.session->tainted = true;
+    std::optional<otlp::Span> span;
+    {
+        std::lock_guard<std::mutex> hold(m_spans_lock);
+        if (auto it = m_spans.find(row.call_id); it != m_spans.end()) {
+            span = std::move(it->second);
+            m_spans.erase(it);
+        }
+    }
+    if (span) {
+        Json& a = span->attributes;
+        if (!row.effect.empty())
+            a.set("sion.effect", std::string_view(row.effect));
+        if (!row.decision.empty())
+            a.set("sion.policy.decision", std::string_view(row.decision));
+        a.set("sion.call.state", std::string_view(row.state));
+        a.set("sion.tainted", m_p.session->tainted);
+        if (!row.parent.empty())
+            a.set("sion.call.parent", std::string_view(row.parent));
+        if (m_p.trace->captures_content())
+            a.set("gen_ai.tool.call.result", std::string_view(row.result));
+        if (row.state != "ok") {
+            span->error = true;
+            span->status_message = row.state;
+            a.set("error.type", std::string_view(row.state));
+        }
+        m_p.trace->end(std::move(*span));
+    }
     ++m_finished;
     m_p.out->result(row);
     return message;

@@ -10,6 +10,11 @@
 // hook may block it; a call that is neither read-only nor idempotent goes through the journal
 // (lib/journal.hpp), so that it never runs twice; what after-tool hooks print is added to its
 // result, marked as theirs. A program's call runs only when it reads and runs without anyone.
+//
+// Each call is a span of the run's trace, "execute_tool TOOL", with a span for each of its steps:
+// "policy", "person", "hooks before-tool" (a span "hook N" each), "journal", "call" (the tool's
+// run: the sandbox's or the MCP server's time, and the calls of run_code's program, under it),
+// "hooks after-tool", "journal end".
 #pragma once
 
 #include "lib/journal.hpp"
@@ -17,9 +22,12 @@
 #include "session/person.hpp"
 #include "session/store.hpp"
 #include "session/tools.hpp"
+#include "session/trace.hpp"
 #include "session/transcript.hpp"
 
 #include <functional>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -42,6 +50,8 @@ struct CallParts {
     // The tool a call names, now; an Error that says why there is none ("there is no tool named
     // ghost_read_graph: MCP server ghost ended (killed by signal 9)").
     std::function<Result<Tool*>(std::string_view name)> find_tool;
+    // The run's trace (trace.hpp): a span each call, under the run's, with a span each step.
+    Trace* trace = nullptr;
 };
 
 // A call's result as the conversation holds it: {"role":"tool","call","tool","text","error"},
@@ -108,8 +118,19 @@ private:
     // The model's call of `tool` as it starts, on `row`: judged, stored as running, shown; the
     // policy's decision.
     Result<Decision> begin_row(const models::ToolCall& call, Tool& tool, CallRow& row);
-    // Runs the call's tool, its start and how long it ran on its row.
-    Result<ToolResult> timed_run(Tool& tool, CallRow& row);
+    // Runs the call's tool, its start and how long it ran on its row, under the span `run`
+    // (step(row, "call")), which it ends.
+    Result<ToolResult> timed_run(Tool& tool, CallRow& row, otlp::Span run);
+    // The call's span, begun at `start_ns` (under the run's, or a program's under the run of the
+    // call under way) and kept until finish() ends it.
+    void open_span(const CallRow& row, int64_t start_ns);
+    // A step of the call `row`, begun now under its span; ended with m_p.trace->end().
+    otlp::Span step(const CallRow& row, std::string name);
+    // Sets an attribute of the call's span.
+    void tag(const CallRow& row, std::string_view key, Json value);
+    // The step of the hooks of `event`, with a span each hook that ran, when there are hooks.
+    void hooks_step(const CallRow& row, const char* event, int64_t start_ns,
+                    const HookVerdict& verdict);
     // Why a before-tool hook blocks the call, or nullopt when none does.
     std::optional<std::string> hook_blocks(const CallRow& row);
     // Asks the person about a call the policy asks about: why it is refused, or nullopt to run it.
@@ -125,6 +146,9 @@ private:
     Result<Json> ran(Tool& tool, CallRow& row, Result<ToolResult> done,
                      std::optional<int64_t> entry);
     Result<Json> refuse(CallRow& row, std::string why);
+    // Ends the journal's step of a call with what the journal said: "new", "made before",
+    // "uncertain", also the call's sion.journal.
+    void journal_step(const CallRow& row, otlp::Span& journal, const Begun& begun);
     // A journaled call the journal answers: made before (its answer then), or uncertain.
     Result<Json> journal_answers(CallRow& row, const Begun& begun);
     // Stores and shows the ended call; returns its result as the conversation holds it, for the
@@ -139,6 +163,9 @@ private:
     std::optional<Error> m_store_failure;
     int m_finished = 0;
     models::Usage m_spent;
+    std::mutex m_spans_lock;                   // calls that run side by side tag their spans
+    std::map<std::string, otlp::Span> m_spans; // of the calls under way, by call id
+    std::string m_under_way_span;              // the run of the call under way: its programs'
 };
 
 } // namespace sion::session

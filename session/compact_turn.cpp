@@ -23,10 +23,18 @@ Result<std::vector<Json>> Loop::sent() {
 }
 
 Result<std::vector<Json>> Loop::compact(const CompactionPlan& plan) {
+    otlp::Span span = m_p.trace->begin("compaction", m_p.trace->root());
     std::string summary;
     if (plan.summarize_to) {
         size_t to = *plan.summarize_to;
-        SION_TRY(Narrative narrative, narrate(m_compaction.sent_from(), to));
+        m_asking_under = span.span_id;
+        auto narrated = narrate(m_compaction.sent_from(), to);
+        m_asking_under = m_p.trace->root();
+        SION_TRY(Narrative narrative, std::move(narrated));
+        span.attributes.set("sion.compaction.summarized", true);
+        if (narrative.failed)
+            span.attributes.set("sion.compaction.narrative_failed",
+                                std::string_view(narrative.text));
         SION_TRY(auto calls, load_calls(*m_p.db, m_p.row.id));
         summary = summary_text(to - 1, calls, narrative.text, narrative.failed,
                                summary_most(m_p.settings.context));
@@ -41,6 +49,9 @@ Result<std::vector<Json>> Loop::compact(const CompactionPlan& plan) {
     record.set("messages", static_cast<int64_t>(sent_now.size()));
     record.set("chars", static_cast<int64_t>(chars));
     SION_CHECK(append_message(*m_p.db, m_p.row.id, record));
+    span.attributes.set("sion.compaction.messages", static_cast<int64_t>(sent_now.size()));
+    span.attributes.set("sion.compaction.chars", static_cast<int64_t>(chars));
+    m_p.trace->end(std::move(span));
     m_compaction = std::move(after);
     m_p.out->compacted(record);
     return sent_now;

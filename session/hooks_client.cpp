@@ -52,6 +52,7 @@ HookVerdict Hooks::fire(const char* event, Json fields) {
         }
         m_program = std::move(*program);
     }
+    verdict.asked = true;
     fields.set("event", event);
     fields.set("session", std::string_view(m_session));
     if (!m_workspace.empty())
@@ -74,6 +75,15 @@ HookVerdict Hooks::fire(const char* event, Json fields) {
     verdict.added = std::string(line->view().string_or("added", "").value_or(""));
     if (!verdict.allow && verdict.reason.empty())
         verdict.reason = "a hook blocked this call";
+    for (JsonView h : line->view().get("hooks")) {
+        HookRun run;
+        run.hook = h.integer_or("hook", 0).value_or(0);
+        run.command = std::string(h.string_or("command", "").value_or(""));
+        run.start_ns = h.integer_or("start_us", 0).value_or(0) * 1000;
+        run.end_ns = h.integer_or("end_us", 0).value_or(0) * 1000;
+        run.failed = std::string(h.string_or("failed", "").value_or(""));
+        verdict.runs.push_back(std::move(run));
+    }
     return verdict;
 }
 

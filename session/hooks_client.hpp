@@ -9,15 +9,28 @@
 #include "lib/json.hpp"
 #include "lib/result.hpp"
 
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace sion::session {
+
+// A hook that ran, as sion-hooks tells of it: for the trace.
+struct HookRun {
+    int64_t hook = 0;    // its number in the hooks file
+    std::string command; // its command, as the file gives it
+    int64_t start_ns = 0;
+    int64_t end_ns = 0;
+    std::string failed; // how it failed, "" when it did not
+};
 
 struct HookVerdict {
     bool allow = true;
     std::string reason; // !allow: what the model is told
     std::string added;  // after-tool, run-start: what the hooks printed, each marked
+    bool asked = false; // there are hooks, and sion-hooks was asked
+    std::vector<HookRun> runs;
 };
 
 class Hooks {

@@ -25,9 +25,10 @@ constexpr int64_t k_model_rest_ms = 30'000;
 class Loop {
 public:
     explicit Loop(SessionParts& parts)
-        : m_p(parts), m_calls({parts.db, &parts.row, parts.settings.autonomy, &parts.person,
-                               &parts.hooks, parts.out, &parts.context,
-                               [this](std::string_view name) { return find_tool(name); }}),
+        : m_p(parts),
+          m_calls({parts.db, &parts.row, parts.settings.autonomy, &parts.person, &parts.hooks,
+                   parts.out, &parts.context,
+                   [this](std::string_view name) { return find_tool(name); }, parts.trace.get()}),
           m_resting_until(parts.models.size(), 0) {
         for (const auto& t : parts.tools) {
             m_specs.push_back(t->spec());
@@ -56,6 +57,7 @@ private:
     // The first model that answers, in order, passing over those that were busy or failing in the
     // last 30 seconds (unless every one was). Each failing one is named, and the next asked when
     // the failure is one another model may not have.
+    // Each model asked is a span of the trace (GenAI's "chat"), under m_asking_under.
     Result<models::Answer> ask(const models::Request& request);
 
     Status record_answer(models::Answer& answer);
@@ -149,6 +151,8 @@ private:
     std::set<std::string> m_call_ids;
     std::vector<int64_t> m_resting_until; // steady ms, per model: left alone until then
     Ending m_ending;
+    otlp::Span m_run_span;      // the trace's root, ended by finish()
+    std::string m_asking_under; // the span models' calls go under: the run's, or a compaction's
 };
 
 } // namespace sion::session

@@ -2,6 +2,8 @@
 // sion-sandbox serve as the session's sandbox, over the pipes.
 #include "session/sandbox_client.hpp"
 
+#include "session/trace.hpp"
+
 #include "lib/programs.hpp"
 #include "lib/text.hpp"
 
@@ -193,14 +195,30 @@ SandboxClient::exec(const std::string& command, std::optional<double> timeout_se
 Result<proto::ExecResult> SandboxClient::exec(const proto::ExecRequest& request) {
     if (m_dead)
         return make_error(Exit::unavailable, "the sandbox is gone");
+    Elsewhere spent{"sandbox", now_ns(), 0, Json::object()};
     auto answer = m_caller->call("sandbox/exec", proto::exec_request_to_json(request));
-    if (!answer)
+    spent.end_ns = now_ns();
+    if (!answer) {
+        note_elsewhere(std::move(spent));
         return gone(answer.error());
-    if (answer->kind == rpc::Kind::error)
+    }
+    if (answer->kind == rpc::Kind::error) {
+        note_elsewhere(std::move(spent));
         return make_error(Exit::data, "the sandbox refused the command: %.*s",
                           static_cast<int>(answer->error_message.size()),
                           answer->error_message.data());
-    return proto::exec_result_from_json(answer->result);
+    }
+    auto result = proto::exec_result_from_json(answer->result);
+    if (result) {
+        // The command's own time, and what it used, beside the sandbox's whole.
+        spent.attributes.set("sion.sandbox.command_ms", result->wall_ms);
+        spent.attributes.set("sion.sandbox.cpu_ms", result->cpu_ms);
+        spent.attributes.set("sion.sandbox.max_rss_kib", result->max_rss_kib);
+        spent.attributes.set("sion.sandbox.exit", static_cast<int64_t>(result->exit));
+        spent.attributes.set("sion.sandbox.timed_out", result->timed_out);
+    }
+    note_elsewhere(std::move(spent));
+    return result;
 }
 
 } // namespace sion::session

@@ -9,6 +9,18 @@
 namespace sion::session {
 
 Result<Ending> Loop::run() {
+    m_run_span = m_p.trace->begin_root("invoke_agent sion", m_p.trace_from);
+    m_asking_under = m_p.trace->root();
+    {
+        Json& a = m_run_span.attributes;
+        a.set("gen_ai.operation.name", "invoke_agent");
+        a.set("gen_ai.agent.id", std::string_view(m_p.row.agent));
+        a.set("gen_ai.agent.name", std::string_view(m_p.row.profile));
+        a.set("gen_ai.conversation.id", std::string_view(m_p.row.id));
+        a.set("sion.run.continued", m_p.continued);
+        if (m_p.trace->captures_content())
+            a.set("sion.task", std::string_view(m_p.task));
+    }
     SION_TRY(m_conversation, load_messages(*m_p.db, m_p.row.id));
     // The instructions the session began with are its system prompt's; the lines about MCP
     // servers a run showed, and the route its task took, are kept for `show`. None is the
@@ -139,6 +151,21 @@ Result<Ending> Loop::finish(const char* state, std::string why) {
     Json end = Json::object();
     end.set("ended", std::move(ended));
     (void)m_p.hooks.fire("run-end", std::move(end));
+    Json& a = m_run_span.attributes;
+    a.set("sion.run.state", std::string_view(m_ending.state));
+    a.set("sion.run.calls", static_cast<int64_t>(m_ending.calls));
+    a.set("sion.tainted", m_p.row.tainted);
+    a.set("gen_ai.usage.input_tokens", m_ending.usage.input_tokens);
+    a.set("gen_ai.usage.output_tokens", m_ending.usage.output_tokens);
+    a.set("gen_ai.usage.cache_read.input_tokens", m_ending.usage.cache_read_tokens);
+    a.set("gen_ai.usage.cache_write.input_tokens", m_ending.usage.cache_write_tokens);
+    if (m_ending.state != "done") {
+        m_run_span.error = m_ending.state == "failed";
+        a.set("sion.run.why", std::string_view(m_ending.why));
+        m_run_span.status_message = m_ending.why;
+    }
+    m_p.trace->end(std::move(m_run_span));
+    SION_CHECK(m_p.trace->store(*m_p.db, m_p.row.id));
     m_p.out->end(m_p.row, m_ending);
     return m_ending;
 }

@@ -12,11 +12,13 @@
 #include "session/settings.hpp"
 #include "session/store.hpp"
 #include "session/tools.hpp"
+#include "session/trace.hpp"
 #include "session/transcript.hpp"
 #include "lib/db.hpp"
 #include "lib/models/model.hpp"
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace sion::session {
@@ -51,6 +53,10 @@ struct SessionParts {
     // first message, and what the sorter used; empty otherwise.
     Json route;
     models::Usage route_usage;
+    // The run's trace (trace.hpp), and the span it was started under (TRACEPARENT), if any: its
+    // root links to that span.
+    std::unique_ptr<Trace> trace = std::make_unique<Trace>();
+    std::optional<otlp::Link> trace_from;
 };
 
 // Runs the session to the end of this run and records how it ended. Returns its Ending; an Error

@@ -3,6 +3,7 @@
 // call may do is what the review made of the tool, as mcp/state says.
 #include "session/mcp_client.hpp"
 #include "session/tools.hpp"
+#include "session/trace.hpp"
 
 namespace sion::session {
 
@@ -39,7 +40,23 @@ public:
         Json params = Json::object();
         params.set("name", std::string_view(m_name));
         params.set("arguments", Json::copy_of(input));
+        // The server's own trace joins the run's (over HTTP, the traceparent header).
+        if (!running_traceparent().empty())
+            params.set("traceparent", std::string_view(running_traceparent()));
+        Elsewhere spent{"mcp server", now_ns(), 0, Json::object()};
         auto answer = m_client.request("tools/call", params);
+        spent.end_ns = now_ns();
+        if (answer && answer->kind != rpc::Kind::error) {
+            // The bridge's measure of the server's time, when it gives one.
+            auto start = answer->result.integer("start_us");
+            auto end = answer->result.integer("end_us");
+            if (start && end && *start <= *end) {
+                spent.start_ns = *start * 1000;
+                spent.end_ns = *end * 1000;
+            }
+        }
+        spent.attributes.set("sion.mcp.tool", std::string_view(m_name));
+        note_elsewhere(std::move(spent));
         if (!answer)
             return Error(Exit::unavailable, "no answer: " + answer.error().message());
         if (answer->kind == rpc::Kind::error) {

@@ -16,6 +16,7 @@
 #include "lib/utf8.hpp"
 #include "lib/worktree.hpp"
 #include "session/tools.hpp"
+#include "session/trace.hpp"
 #include "session/transcript.hpp"
 
 #include <fcntl.h>
@@ -300,6 +301,9 @@ private:
         spec.extra_fds = {{watched.get(), 3}};
         spec.env = own_environment();
         env_set(spec.env, "SION_PARENT_FD", "3");
+        // Its run is a trace of its own, linked to this call's span.
+        if (!running_traceparent().empty())
+            env_set(spec.env, "TRACEPARENT", running_traceparent());
         spec.in = Stdio::null();
         spec.out = Stdio::pipe();
         spec.err = Stdio::pipe();

@@ -9,8 +9,10 @@
 #include "lib/picture.hpp"
 #include "lib/proto/mcp_names.hpp"
 #include "lib/routes.hpp"
+#include "lib/secrets.hpp"
 #include "lib/skills.hpp"
 #include "lib/text.hpp"
+#include "lib/version.hpp"
 #include "session/mcp_client.hpp"
 #include "session/routing.hpp"
 #include "session/sandbox_client.hpp"
@@ -35,6 +37,50 @@ namespace sion::run_cmd {
 using namespace sion::session; // the engine these commands drive
 
 namespace {
+
+const char* environment_variable(const char* name) {
+    return std::getenv(name); // NOLINT(concurrency-mt-unsafe): before any thread
+}
+
+// Whether a variable of this name holds a secret by its name's custom (ANTHROPIC_API_KEY,
+// GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY, MAIL_PASSWORD).
+bool secret_name(std::string_view name) {
+    for (std::string_view end : {"_KEY", "_TOKEN", "_SECRET", "_PASSWORD"})
+        if (name.ends_with(end))
+            return true;
+    return name.find("_SECRET_") != std::string_view::npos;
+}
+
+// The run's trace: exported as the OTEL_* variables say (one that is wrong is told, and the trace
+// only kept), its spans redacted of the credentials kept and of the environment's secrets, its
+// root linked to the span TRACEPARENT names (a parent's agent_spawn).
+void start_trace(SessionParts& parts, const std::string& home) {
+    auto exporting = otlp::export_from_environment("sion", environment_variable);
+    if (!exporting)
+        log_error("%s; the run's trace is kept with the session, not exported",
+                  exporting.error().message().c_str());
+    else
+        parts.trace->export_to(std::move(*exporting), version(), [](const std::string& why) {
+            log_error("cannot export the run's trace: %s; its spans are kept with the session "
+                      "(sion agent show SESSION --trace)",
+                      why.c_str());
+        });
+    std::vector<std::string> secrets;
+    if (auto store = secrets::Store::open(home, false))
+        if (auto names = store->names())
+            for (const std::string& name : *names)
+                if (auto value = secrets::lookup(name); value && *value)
+                    secrets.push_back(**value);
+    for (char** e = environ; *e != nullptr; ++e) {
+        std::string_view pair(*e);
+        size_t eq = pair.find('=');
+        if (eq != std::string_view::npos && eq + 1 < pair.size() && secret_name(pair.substr(0, eq)))
+            secrets.emplace_back(pair.substr(eq + 1));
+    }
+    parts.trace->set_secrets(secrets);
+    if (const char* from = environment_variable("TRACEPARENT"))
+        parts.trace_from = otlp::parse_traceparent(from);
+}
 
 // A check whose refusal keeps the session from starting: configuration refused as the seeds
 // show it; anything else as any error.
@@ -408,6 +454,7 @@ int run_command(int argc, const char* const* argv) {
         or_die(insert_session(db, parts.row));
     }
     parts.hooks.set_session(parts.row.id, parts.settings.workspace);
+    start_trace(parts, home);
     auto out = make_output(json, stdout, colour);
     parts.out = out.get();
     if (delegation)

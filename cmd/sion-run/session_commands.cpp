@@ -5,6 +5,7 @@
 #include "session/session.hpp"
 #include "session/store.hpp"
 #include "session/shown.hpp"
+#include "session/trace.hpp"
 #include "session/transcript.hpp"
 #include "lib/agents.hpp"
 #include "lib/db_schema.hpp"
@@ -12,7 +13,9 @@
 #include "lib/listing.hpp"
 #include "lib/log.hpp"
 #include "lib/models/model.hpp"
+#include "lib/otlp.hpp"
 #include "lib/text.hpp"
+#include "lib/version.hpp"
 
 #include <unistd.h>
 
@@ -85,13 +88,37 @@ int sessions_command(int argc, const char* const* argv) {
     return 0;
 }
 
+namespace {
+
+// The session's traces: a waterfall, or one line of OTLP JSON (an ExportTraceServiceRequest).
+int show_trace(Db& db, const SessionRow& row, bool json) {
+    std::vector<otlp::Span> spans = or_die(load_spans(db, row.id));
+    if (spans.empty())
+        die(make_error(Exit::no_input,
+                       "session %s has no trace: its runs were made before sion kept them",
+                       row.id.c_str()));
+    if (json) {
+        otlp::Origin origin;
+        origin.resource.set("service.name", "sion");
+        origin.scope_version = version();
+        std::printf("%s\n", otlp::encode_json(origin, spans).dump().c_str());
+    } else {
+        std::fputs(draw_waterfall(spans).c_str(), stdout);
+    }
+    return 0;
+}
+
+} // namespace
+
 int show_command(int argc, const char* const* argv) {
     const CommandSpec spec{
         "sion-run show",
-        "sion-run show SESSION [--color WHEN] [--json]",
+        "sion-run show SESSION [--color WHEN] [--json] [--trace]",
         "Print a stored session's transcript, as its runs printed it, with the person's tasks as\n"
-        "\"you:\" lines; or its events, one JSON object a line.",
+        "\"you:\" lines; or its events, one JSON object a line; or with --trace its runs' traces\n"
+        "as a waterfall, a line a span (with --json, as OTLP JSON).",
         {{"json", 0, nullptr, "print one JSON event a line instead of the transcript"},
+         {"trace", 0, nullptr, "print the runs' traces: each span a line, indented, with a bar"},
          colour_option()},
         false,
         {":session"},
@@ -102,6 +129,8 @@ int show_command(int argc, const char* const* argv) {
     std::string home = or_die(prepare_home());
     Db db = or_die(open_state(home));
     SessionRow row = or_die(find_session(db, args.operands()[0]));
+    if (args.has("trace"))
+        return show_trace(db, row, args.has("json"));
     auto messages = or_die(load_messages(db, row.id));
     auto calls = or_die(load_calls(db, row.id));
     // The pictures a call returned are kept with what the model was shown of it.

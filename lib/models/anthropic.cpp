@@ -262,6 +262,12 @@ void AnthropicReader::read_usage(JsonView usage) {
     take("cache_creation_input_tokens", m_cache_write);
 }
 
+void AnthropicReader::read_message(JsonView message) {
+    m_model = std::string(message.string_or("model", "").value_or(""));
+    m_id = std::string(message.string_or("id", "").value_or(""));
+    read_usage(message.get("usage"));
+}
+
 Status AnthropicReader::start_block(JsonView event) {
     SION_TRY(int64_t index, event.integer("index"));
     SION_TRY(JsonView block, event.object("content_block"));
@@ -308,7 +314,7 @@ Status AnthropicReader::on_event(const SseEvent& event) {
     Status done;
     if (type == "message_start") {
         m_started = true;
-        read_usage(data.get("message").get("usage"));
+        read_message(data.get("message"));
     } else if (type == "content_block_start") {
         done = start_block(data);
     } else if (type == "content_block_delta") {
@@ -356,7 +362,7 @@ Result<Answer> AnthropicReader::whole(std::string_view body) {
         ++index;
     }
     m_stop_reason = std::string(message.string_or("stop_reason", "").value_or(""));
-    read_usage(message.get("usage"));
+    read_message(message);
     return answer();
 }
 
@@ -408,6 +414,9 @@ Result<Answer> AnthropicReader::answer() const {
     a.usage.output_tokens = m_output;
     a.usage.cache_read_tokens = m_cache_read;
     a.usage.cache_write_tokens = m_cache_write;
+    a.model = m_model;
+    a.id = m_id;
+    a.finish_reason = m_stop_reason;
     return a;
 }
 

@@ -72,11 +72,15 @@ private:
     [[nodiscard]] Status start_block(JsonView event);
     [[nodiscard]] Status delta(JsonView event);
     void read_usage(JsonView usage);
+    // A message's model, id and usage (message_start's, or a whole answer's).
+    void read_message(JsonView message);
     [[nodiscard]] Result<Answer> answer() const;
 
     Origin m_origin;
     std::map<int64_t, Block> m_blocks;
     std::string m_stop_reason;
+    std::string m_model;
+    std::string m_id;
     int64_t m_input = 0, m_output = 0, m_cache_read = 0, m_cache_write = 0;
     bool m_started = false;
     bool m_stopped = false;

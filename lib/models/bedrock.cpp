@@ -376,6 +376,8 @@ Result<Answer> converse_answer(std::string_view body, const Origin& origin) {
     answer.usage.output_tokens = usage.integer_or("outputTokens", 0).value_or(0);
     answer.usage.cache_read_tokens = read;
     answer.usage.cache_write_tokens = written;
+    // Converse names neither the model nor the answer: only why it stopped.
+    answer.finish_reason = std::string(doc->view().string_or("stopReason", "").value_or(""));
     if (kept.view().size() > 0)
         answer.kept = kept_member(k_member, origin, "blocks", std::move(kept));
     return answer;

@@ -61,8 +61,9 @@ struct BedrockSettings {
 [[nodiscard]] Json converse_body(const Request& request, const BedrockSettings& settings,
                                  const Origin& origin, bool with_kept);
 
-// The answer in a Converse response body; the blocks to keep marked as `origin`'s. A body that is
-// not a Converse answer is Exit::unavailable ("the answer is malformed: …"), as a failing model.
+// The answer in a Converse response body; the blocks to keep marked as `origin`'s; its stopReason
+// the Answer's finish_reason (a body names neither model nor answer: those stay ""). A body that
+// is not a Converse answer is Exit::unavailable ("the answer is malformed: …"), as a failing model.
 [[nodiscard]] Result<Answer> converse_answer(std::string_view body, const Origin& origin);
 
 // A KeyedModel (wire.hpp): its KeyRing is the Bedrock API keys, empty when each call is signed

@@ -191,6 +191,10 @@ Status GeminiReader::take(JsonView response) {
     }
     if (!response.is_object())
         return malformed("a response is not an object");
+    if (auto version = response.string("modelVersion"); version && !version->empty())
+        m_model = std::string(*version);
+    if (auto id = response.string("responseId"); id && !id->empty())
+        m_id = std::string(*id);
     if (JsonView usage = response.get("usageMetadata"); usage.is_object()) {
         m_prompt = usage.integer_or("promptTokenCount", 0).value_or(0)
                    + usage.integer_or("toolUsePromptTokenCount", 0).value_or(0);
@@ -271,6 +275,9 @@ Result<Answer> GeminiReader::finish() {
     answer.usage.input_tokens = m_prompt;
     answer.usage.output_tokens = m_output;
     answer.usage.cache_read_tokens = m_cached;
+    answer.model = m_model;
+    answer.id = m_id;
+    answer.finish_reason = m_finish;
     if (signed_any)
         answer.kept = kept_member(k_member, m_origin, "parts", std::move(kept));
     return answer;

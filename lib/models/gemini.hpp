@@ -63,6 +63,8 @@ private:
     Origin m_origin;
     std::vector<Json> m_parts; // the answer's parts, text runs joined
     std::string m_finish;
+    std::string m_model; // modelVersion
+    std::string m_id;    // responseId
     int64_t m_prompt = 0, m_output = 0, m_cached = 0;
 };
 

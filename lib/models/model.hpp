@@ -133,6 +133,11 @@ struct Answer {
     std::string reasoning; // what can be read of its thinking; "" when none
     std::vector<ToolCall> calls;
     Usage usage;
+    // What the provider's answer says of itself, as it says it (for the session's traces):
+    std::string model;         // the model that answered ("" when it does not say)
+    std::string id;            // its id of the answer ("" when none)
+    std::string finish_reason; // why it stopped: "end_turn", "tool_use", "stop", "tool_calls",
+                               // "STOP", "completed", "max_output_tokens", …; "" when none
     // Members the session puts on the assistant's message as they are, for the provider to be
     // given back ({"anthropic": {"by": …, "blocks": […]}}); empty when there are none.
     Json kept;

@@ -269,6 +269,7 @@ public:
                          "the stream failed: "
                              + std::string(e.string_or("message", "no message").value_or("?")));
         read_usage(chunk.get("usage"));
+        read_about(chunk);
         JsonView choice = chunk.get("choices").at(0);
         if (!choice.exists())
             return {};
@@ -291,6 +292,7 @@ public:
         if (!choice.get("message").is_object())
             return malformed("it has no choices[0].message");
         read_usage(doc->view().get("usage"));
+        read_about(doc->view());
         m_finish = std::string(choice.string_or("finish_reason", "").value_or(""));
         SION_CHECK(read_part(choice.get("message"), false));
         return answer();
@@ -329,6 +331,15 @@ private:
         return {};
     }
 
+    // The completion's model and id, which each chunk repeats; a chunk without them (a usage
+    // chunk of some servers) leaves what came before.
+    void read_about(JsonView completion) {
+        if (auto model = completion.string("model"); model && !model->empty())
+            m_model = std::string(*model);
+        if (auto id = completion.string("id"); id && !id->empty())
+            m_id = std::string(*id);
+    }
+
     void read_usage(JsonView usage) {
         if (!usage.is_object())
             return;
@@ -364,6 +375,9 @@ private:
             a.kept = kept_member(k_member, m_origin, m_reasoning_field,
                                  Json::string(m_reasoning));
         a.usage = m_usage;
+        a.model = m_model;
+        a.id = m_id;
+        a.finish_reason = m_finish;
         return a;
     }
 
@@ -373,6 +387,8 @@ private:
     std::string_view m_reasoning_field = k_reasoning_fields[0];
     std::map<int64_t, Call> m_calls;
     std::string m_finish;
+    std::string m_model;
+    std::string m_id;
     Usage m_usage;
     bool m_done = false;
 };

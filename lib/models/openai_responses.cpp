@@ -238,6 +238,13 @@ void ResponsesReader::read_done(int64_t index, JsonView item) {
 
 void ResponsesReader::read_response(JsonView response) {
     m_status = std::string(response.string_or("status", "").value_or(""));
+    m_model = std::string(response.string_or("model", "").value_or(""));
+    m_id = std::string(response.string_or("id", "").value_or(""));
+    // An incomplete response says why in its own words ("max_output_tokens", "content_filter").
+    m_finish_reason = m_status;
+    if (auto reason = response.get("incomplete_details").string("reason");
+        m_status == "incomplete" && reason && !reason->empty())
+        m_finish_reason = std::string(*reason);
     JsonView usage = response.get("usage");
     if (!usage.is_object())
         return;
@@ -315,6 +322,9 @@ Result<Answer> ResponsesReader::answer() const {
     if (kept.view().size() > 0)
         a.kept = kept_member(k_member, m_origin, "items", std::move(kept));
     a.usage = m_usage;
+    a.model = m_model;
+    a.id = m_id;
+    a.finish_reason = m_finish_reason;
     return a;
 }
 

@@ -83,6 +83,9 @@ private:
     std::map<int64_t, Item> m_items;
     std::string m_reasoning;
     std::string m_status;
+    std::string m_model;
+    std::string m_id;
+    std::string m_finish_reason; // m_status, or why it is incomplete
     bool m_ended = false;
     Usage m_usage;
 };

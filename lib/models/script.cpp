@@ -116,7 +116,8 @@ Status read_turn(JsonView v, size_t n, Turn& turn) {
         if (!failure)
             return failure.error().context(where + ": fail");
         // A failure is all the turn says: anything else beside it would be silently dropped.
-        for (const char* other : {"text", "reasoning", "calls", "usage"})
+        for (const char* other :
+             {"text", "reasoning", "calls", "usage", "model", "id", "finish_reason"})
             if (v.get(other).exists())
                 return make_error(Exit::data, "%s: member 'fail' cannot go with '%s'",
                                   where.c_str(), other);
@@ -126,7 +127,10 @@ Status read_turn(JsonView v, size_t n, Turn& turn) {
     }
     auto text = optional_string(v, "text");
     auto reasoning = optional_string(v, "reasoning");
-    for (auto* r : {&text, &reasoning})
+    auto model = optional_string(v, "model");
+    auto id = optional_string(v, "id");
+    auto finish_reason = optional_string(v, "finish_reason");
+    for (auto* r : {&text, &reasoning, &model, &id, &finish_reason})
         if (!*r)
             return r->error().context(where);
     auto calls = read_calls(v);
@@ -146,6 +150,9 @@ Status read_turn(JsonView v, size_t n, Turn& turn) {
         return make_error(Exit::data, "%s has neither text nor calls", where.c_str());
     turn.text = std::string(*text);
     turn.reasoning = std::string(*reasoning);
+    turn.model = std::string(*model);
+    turn.id = std::string(*id);
+    turn.finish_reason = std::string(*finish_reason);
     turn.calls = std::move(*calls);
     return {};
 }
@@ -216,6 +223,7 @@ Result<Answer> ScriptModel::answer(const Request& request) {
                           "\"summary\" left.";
         none.usage = Usage{.input_tokens = estimate_tokens(request),
                            .output_tokens = estimate_tokens(none.text)};
+        none.finish_reason = "end_turn";
         return none;
     }
     if (next >= m_turns.size()) {
@@ -233,6 +241,8 @@ Result<Answer> ScriptModel::answer(const Request& request) {
     Answer answer;
     answer.text = turn.text;
     answer.reasoning = turn.reasoning;
+    answer.model = turn.model;
+    answer.id = turn.id;
     // What the model is taken to have written, when the script does not say what it counted.
     std::string written = turn.text + turn.reasoning;
     for (const auto& [tool, input] : turn.calls) {
@@ -241,6 +251,10 @@ Result<Answer> ScriptModel::answer(const Request& request) {
         written += tool;
         written += input.dump();
     }
+    // Unsaid, in the Messages API's words.
+    answer.finish_reason = !turn.finish_reason.empty() ? turn.finish_reason
+                           : answer.calls.empty()      ? "end_turn"
+                                                       : "tool_use";
     if (turn.has_usage)
         answer.usage = turn.usage;
     else

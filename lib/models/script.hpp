@@ -5,11 +5,17 @@
 //
 //   {"turns": [
 //     {"text": "…", "reasoning": "…", "calls": [{"tool": "shell", "input": {"command": "ls"}}],
-//      "usage": {"input_tokens": 120, "output_tokens": 30}},
+//      "usage": {"input_tokens": 120, "output_tokens": 30},
+//      "model": "claude-opus-5-5", "id": "msg_1", "finish_reason": "tool_use"},
 //     {"fail": {"status": 529, "message": "Overloaded"}}
 //   ]}
 //
 // A turn has text, calls or both (or a failure instead); calls get ids "call_<turn>_<n>" (from 1).
+// "model", "id" and "finish_reason", strings, are what the answer says of itself (Answer::model,
+// id, finish_reason); without them (or empty) its model and id are "" and it finished with
+// "tool_use" when it has calls, "end_turn" otherwise, as do the answers of a summary or a sort
+// with no turn left. A failure is all its turn says: it goes with none of these, nor text,
+// reasoning, calls or usage.
 // A turn marked "summary": true answers only a request for a compaction's summary (Purpose::
 // summary), which takes the first of those left; with none left it is answered "The scripted
 // model writes no summary: its script has no turn marked "summary" left." and no turn is used, so
@@ -50,6 +56,9 @@ private:
     struct Turn {
         std::string text;
         std::string reasoning;
+        std::string model;                               // "" when the script does not say
+        std::string id;                                  // likewise
+        std::string finish_reason;                       // likewise
         std::vector<std::pair<std::string, Json>> calls; // tool, input
         bool has_usage = false;
         Usage usage;

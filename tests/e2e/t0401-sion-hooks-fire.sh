@@ -20,10 +20,23 @@ hook() {
 }
 
 # fire EVENT JSON: sion-hooks fire EVENT with JSON on stdin (expect_exit's files hold what it said).
+# fire EVENT JSON: the verdict without its "hooks", once they are checked (one for each hook run,
+# each begun before it ended: their times change from run to run).
 fire() {
-    local event=$1
+    local event=$1 status
     shift
-    printf '%s\n' "$1" | sion-hooks fire "$event"
+    printf '%s\n' "$1" | sion-hooks fire "$event" >"$scratch/verdict"
+    status=$?
+    python3 - "$scratch/verdict" <<'PY' || return 99
+import json, sys
+text = open(sys.argv[1]).read()
+if text:
+    v = json.loads(text)
+    assert len(v["hooks"]) == v["ran"], v
+    assert all(h["hook"] >= 1 and 0 < h["start_us"] <= h["end_us"] for h in v["hooks"]), v
+PY
+    sed -E 's/,"hooks":\[.*\]\}$/}/' "$scratch/verdict"
+    return $status
 }
 
 before() { printf '{"event":"before-tool","session":"%s","tool":"%s","input":%s}' "$session" "$1" "$2"; }

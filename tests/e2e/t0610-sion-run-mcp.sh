@@ -109,7 +109,7 @@ run() {
 }
 session_id() { sed -n '1s/^session \([0-9a-f]\{16\}\) for agent [0-9a-f]\{8\}.*$/\1/p' "$scratch/out"; }
 # calls TOOL: the tools/call requests of TOOL the bridge got in the last run.
-calls() { grep -c "\"method\":\"tools/call\",.*\"name\":\"$1\"}}\$" "$scratch/bridge.log"; }
+calls() { grep -cE "\"method\":\"tools/call\",.*\"name\":\"$1\",\"traceparent\":\"00-[0-9a-f]{32}-[0-9a-f]{16}-01\"}}\$" "$scratch/bridge.log"; }
 expect_calls() {
     local got
     got=$(calls "$1")

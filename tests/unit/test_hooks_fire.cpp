@@ -6,6 +6,7 @@
 // run in order, each in the workspace with SION_HOOK_EVENT and SION_SESSION, and never one whose
 // program the agent could have written.
 #include "hooks/fire.hpp"
+#include "lib/json.hpp"
 #include "lib/utf8.hpp"
 
 #include <gtest/gtest.h>
@@ -22,6 +23,26 @@ namespace sion::hooks {
 namespace {
 
 namespace fs = std::filesystem;
+
+// The verdict's line without its "hooks" (their times change from run to run), once they are
+// checked: one for each hook run, in order, each begun before it ended.
+std::string verdict_line(const Verdict& v) {
+    auto line = Json::parse(verdict_json(v));
+    EXPECT_TRUE(line);
+    Json hooks = line->take("hooks");
+    EXPECT_EQ(hooks.view().size(), v.ran);
+    EXPECT_EQ(v.runs.size(), v.ran);
+    int64_t last = 0;
+    for (JsonView h : hooks.view()) {
+        int64_t start = h.integer("start_us").value_or(-1);
+        int64_t end = h.integer("end_us").value_or(-1);
+        EXPECT_LE(last, start);
+        EXPECT_LE(start, end);
+        EXPECT_GT(start, 1'700'000'000'000'000);
+        last = end;
+    }
+    return line->dump();
+}
 
 class Fire : public testing::Test {
 protected:
@@ -94,7 +115,7 @@ TEST_F(Fire, NoHooksAllow) {
     Verdict v = run({}, event(Event::before_tool));
     EXPECT_TRUE(v.allow);
     EXPECT_EQ(v.ran, 0U);
-    EXPECT_EQ(verdict_json(v), R"({"event":"before-tool","allow":true,"ran":0,"failures":[]})");
+    EXPECT_EQ(verdict_line(v), R"({"event":"before-tool","allow":true,"ran":0,"failures":[]})");
 }
 
 TEST_F(Fire, ExitZeroLetsTheCallRun) {
@@ -114,7 +135,7 @@ TEST_F(Fire, ExitTwoBlocksWithWhatItWroteToStderr) {
     EXPECT_EQ(v.command, guard);
     EXPECT_TRUE(v.failures.empty()) << "a block is not a failure";
     EXPECT_EQ(
-        verdict_json(v),
+        verdict_line(v),
         R"({"event":"before-tool","allow":false,"reason":"no rm -rf here","hook":1,"command":")"
             + guard + R"(","ran":1,"failures":[]})");
 }
@@ -343,7 +364,7 @@ TEST_F(Fire, RunStartAddsRunEndIsTold) {
     Verdict v = run(hooks, event(Event::run_start));
     EXPECT_EQ(v.ran, 1U);
     EXPECT_EQ(v.added, "[hook 1: " + ctx + "] branch: main");
-    EXPECT_EQ(verdict_json(v), R"({"event":"run-start","allow":true,"added":"[hook 1: )" + ctx
+    EXPECT_EQ(verdict_line(v), R"({"event":"run-start","allow":true,"added":"[hook 1: )" + ctx
                                    + R"(] branch: main","ran":1,"failures":[]})");
     v = run(hooks, event(Event::run_end));
     EXPECT_TRUE(v.allow);
@@ -351,8 +372,13 @@ TEST_F(Fire, RunStartAddsRunEndIsTold) {
     ASSERT_EQ(v.failures.size(), 1U);
     EXPECT_EQ(v.failures[0].hook, 3U);
     EXPECT_EQ(v.failures[0].err, "cannot log");
-    EXPECT_EQ(verdict_json(v), R"({"event":"run-end","allow":true,"ran":2,"failures":["hook 3 ()"
+    EXPECT_EQ(verdict_line(v), R"({"event":"run-end","allow":true,"ran":2,"failures":["hook 3 ()"
                                    + fail + R"() exited with status 1"]})");
+    ASSERT_EQ(v.runs.size(), 2U);
+    EXPECT_EQ(v.runs[0].failed, "");
+    EXPECT_EQ(v.runs[1].hook, 3U);
+    EXPECT_EQ(v.runs[1].command, fail);
+    EXPECT_EQ(v.runs[1].failed, "exited with status 1");
     std::ifstream in(seen);
     std::string got((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     EXPECT_EQ(got, R"({"event":"run-end","session":"9c32eec224d6ee13","ended":{"state":"done"}})"

@@ -93,7 +93,9 @@ Result<Answer> read_stream(const std::vector<std::string>& events) {
 }
 
 const std::string k_start =
-    R"({"type":"message_start","message":{"usage":{"input_tokens":10,"cache_read_input_tokens":100,"cache_creation_input_tokens":5,"output_tokens":1}}})";
+    R"({"type":"message_start","message":{"id":"msg_01XFDUDYJgAACzvnptvVoYEL","type":"message",)"
+    R"("role":"assistant","model":"claude-opus-5-5-20260101","content":[],"stop_reason":null,)"
+    R"("usage":{"input_tokens":10,"cache_read_input_tokens":100,"cache_creation_input_tokens":5,"output_tokens":1}}})";
 const std::string k_stop = R"({"type":"message_stop"})";
 
 std::string delta(int index, std::string_view d) {
@@ -137,6 +139,10 @@ TEST(AnthropicReader, AStreamedAnswer) {
     EXPECT_EQ(a->kept.get("anthropic").get("blocks").dump(),
               R"([{"at":0,"block":{"type":"thinking","thinking":"Let me see.","signature":"sig=="}}])");
     EXPECT_EQ(a->kept.get("anthropic").get("by").dump(), k_origin.to_json().dump());
+    // What the answer says of itself: message_start's model and id, message_delta's stop_reason.
+    EXPECT_EQ(a->model, "claude-opus-5-5-20260101");
+    EXPECT_EQ(a->id, "msg_01XFDUDYJgAACzvnptvVoYEL");
+    EXPECT_EQ(a->finish_reason, "tool_use");
 }
 
 TEST(AnthropicReader, CutOffThinkingAndCallsAreNotKept) {
@@ -153,6 +159,7 @@ TEST(AnthropicReader, CutOffThinkingAndCallsAreNotKept) {
     EXPECT_EQ(a->reasoning, "Half a thou");
     EXPECT_TRUE(a->calls.empty());
     EXPECT_FALSE(a->kept.exists());
+    EXPECT_EQ(a->finish_reason, "max_tokens");
     // Broken input otherwise is a malformed answer.
     auto b = read_stream({
         k_start,
@@ -191,7 +198,8 @@ TEST(AnthropicReader, ErrorsInTheStream) {
 
 TEST(AnthropicReader, AWholeAnswer) {
     AnthropicReader reader(k_origin);
-    auto a = reader.whole(R"({"type":"message","content":[
+    auto a = reader.whole(R"({"id":"msg_9","type":"message","role":"assistant",
+        "model":"claude-haiku-5-5","content":[
         {"type":"redacted_thinking","data":"opaque"},
         {"type":"text","text":"Hi"},
         {"type":"tool_use","id":"toolu_9","name":"shell","input":{"command":"ls"}}],
@@ -203,6 +211,9 @@ TEST(AnthropicReader, AWholeAnswer) {
     EXPECT_EQ(a->kept.get("anthropic").get("blocks").dump(),
               R"([{"at":0,"block":{"type":"redacted_thinking","data":"opaque"}}])");
     EXPECT_EQ(a->usage.input_tokens, 3);
+    EXPECT_EQ(a->model, "claude-haiku-5-5");
+    EXPECT_EQ(a->id, "msg_9");
+    EXPECT_EQ(a->finish_reason, "tool_use");
     AnthropicReader other(k_origin);
     auto b = other.whole(R"({"content": "not blocks"})");
     ASSERT_FALSE(b);

@@ -2,10 +2,10 @@
 // lib/models/bedrock: the Converse request made from the neutral conversation (roles merged,
 // pictures, calls and results, cache points for Claude and Nova only, kept reasoning given back
 // only to its own model and endpoint, thinking fields for Claude), the answer read back (text,
-// calls, reasoning kept only when signed, usage with cache reads and writes), and the settings
-// the environment and AWS's files give; and the model on KeyedModel's answer loop against a
-// loopback server, on a clock the test moves: retry hints, API keys that rest, kept reasoning let
-// go once refused.
+// calls, reasoning kept only when signed, usage with cache reads and writes, why it stopped), and
+// the settings the environment and AWS's files give; and the model on KeyedModel's answer loop
+// against a loopback server, on a clock the test moves: retry hints, API keys that rest, kept
+// reasoning let go once refused.
 #include "lib/models/bedrock.hpp"
 #include "tests/unit/http_test_server.hpp"
 
@@ -159,6 +159,10 @@ TEST(Bedrock, AnAnswerIsRead) {
     EXPECT_EQ(answer->usage.output_tokens, 20);
     EXPECT_EQ(answer->usage.cache_read_tokens, 300);
     EXPECT_EQ(answer->usage.cache_write_tokens, 40);
+    // Why it stopped; Converse names neither the model nor the answer.
+    EXPECT_EQ(answer->finish_reason, "tool_use");
+    EXPECT_EQ(answer->model, "");
+    EXPECT_EQ(answer->id, "");
     // Only what was signed (or redacted) is kept, for this origin.
     JsonView kept = answer->kept.get("bedrock");
     EXPECT_EQ(
@@ -247,6 +251,7 @@ TEST(BedrockModel, ASignedCallIsAnsweredWithItsCacheFigures) {
     auto answer = model.answer(Request{"sys", {}, conv, 100});
     ASSERT_TRUE(answer) << answer.error().message();
     EXPECT_EQ(answer->text, "fine");
+    EXPECT_EQ(answer->finish_reason, "end_turn");
     EXPECT_EQ(answer->usage.input_tokens, 350);
     EXPECT_EQ(answer->usage.cache_read_tokens, 300);
     EXPECT_EQ(answer->usage.cache_write_tokens, 40);

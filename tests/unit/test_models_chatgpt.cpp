@@ -3,11 +3,12 @@
 // mbedTLS): a good one, and each refusal (signature, key id, issuer, audience, expiry, nonce, no
 // subject, not a JWT); the way back read (state, iss, error, the client id of a registration);
 // host ids; the sealed store kept, read and forgotten, and a store that was changed refused
-// without being damaged.
+// without being damaged; a plan's answer read as the Responses API's, with what it says of itself.
 #include "lib/base64.hpp"
 #include "lib/hash.hpp"
 #include "lib/models/chatgpt.hpp"
 #include "lib/secret_bytes.hpp"
+#include "tests/unit/http_test_server.hpp"
 
 #include <mbedtls/pk.h>
 #include <mbedtls/rsa.h>
@@ -17,6 +18,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 namespace sion::models::chatgpt {
@@ -286,6 +288,52 @@ TEST_F(Store, AChangedStoreIsRefusedAndLeftAsItWas) {
         0U)
         << got.error().message();
     EXPECT_EQ(bytes_of(store->path()), sealed);
+}
+
+// A plan's streamed answer, its response naming the model and itself.
+const std::string k_plan_answer =
+    R"(data: {"type":"response.created","response":{"id":"resp_68a1","object":"response",)"
+    R"("model":"gpt-5.2-codex","status":"in_progress"}})"
+    "\n\n"
+    R"(data: {"type":"response.output_item.done","output_index":0,"item":{"type":"message",)"
+    R"("content":[{"type":"output_text","text":"Done."}]}})"
+    "\n\n"
+    R"(data: {"type":"response.completed","response":{"id":"resp_68a1","object":"response",)"
+    R"("model":"gpt-5.2-codex","status":"completed","usage":{"input_tokens":9,"output_tokens":2}}})"
+    "\n\n";
+
+TEST_F(Store, APlansAnswerSaysWhatItIs) {
+    test::TestServer api([](const test::Received&, int fd, const test::TestServer&) {
+        test::TestServer::send_text(
+            fd, test::respond(200, "OK", "Content-Type: text/event-stream\r\n", k_plan_answer));
+    });
+    auto store = TokenStore::open(m_home, true);
+    ASSERT_TRUE(store) << store.error().message();
+    Account a;
+    a.issuer = k_issuer;
+    a.client_id = "oaiapp_1";
+    a.access_token = "at-1";
+    a.refresh_token = "rt-1";
+    a.expires_at = unix_now() + 3600; // good for the call: nothing is renewed
+    a.account_id = "acct-1";
+    ASSERT_TRUE(store->write(SignIn{"urn:uuid:1", k_issuer, "oaiapp_1", a}));
+    std::optional<std::string> saved;
+    if (const char* home = std::getenv("SION_HOME"))
+        saved = home;
+    ::setenv("SION_HOME", m_home.c_str(), 1);
+    ::setenv("SION_CHATGPT_BASE_URL", api.url().c_str(), 1);
+    auto model = open_chatgpt(ModelSpec{"chatgpt:gpt-5.2-codex", "chatgpt", "gpt-5.2-codex", {}});
+    std::vector<Json> c;
+    c.push_back(std::move(*Json::parse(R"({"role":"user","text":"hi"})")));
+    auto answer = model ? (*model)->answer(Request{"", {}, c}) : Result<Answer>(model.error());
+    saved ? ::setenv("SION_HOME", saved->c_str(), 1) : ::unsetenv("SION_HOME");
+    ::unsetenv("SION_CHATGPT_BASE_URL");
+    ASSERT_TRUE(answer) << answer.error().message();
+    EXPECT_EQ(answer->text, "Done.");
+    EXPECT_EQ(answer->model, "gpt-5.2-codex");
+    EXPECT_EQ(answer->id, "resp_68a1");
+    EXPECT_EQ(answer->finish_reason, "completed");
+    EXPECT_EQ(api.requests(), 1);
 }
 
 } // namespace

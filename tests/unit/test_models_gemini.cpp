@@ -3,7 +3,8 @@
 // pictures, calls with Google's value for unsigned ones, kept parts given back as they came to
 // their own model only, function responses naming Gemini's own ids), effort as thinkingConfig;
 // and the stream read back: text runs joined with their signatures, thought summaries shown but
-// kept only when signed, calls, usage, errors in the stream, a cut or blocked answer.
+// kept only when signed, calls, usage, the model, id and finish reason the answer names, errors in
+// the stream, a cut or blocked answer.
 #include "lib/models/gemini.hpp"
 
 #include <gtest/gtest.h>
@@ -87,13 +88,13 @@ TEST(Gemini, AStreamIsRead) {
     GeminiReader reader(k_origin);
     for (
         const char* data : {
-            R"({"candidates":[{"content":{"role":"model","parts":[{"text":"Plan ","thought":true}]}}]})",
-            R"({"candidates":[{"content":{"role":"model","parts":[{"text":"it.","thought":true}]}}]})",
-            R"({"candidates":[{"content":{"role":"model","parts":[{"text":"Hel"}]}}]})",
-            R"({"candidates":[{"content":{"role":"model","parts":[{"text":"lo","thoughtSignature":"T"}]}}]})",
-            R"({"candidates":[{"content":{"role":"model","parts":[{"functionCall":{"name":"shell","args":{"command":"ls"}},"thoughtSignature":"C"},{"functionCall":{"name":"shell","args":{"command":"pwd"}}}]}}]})",
+            R"({"candidates":[{"content":{"role":"model","parts":[{"text":"Plan ","thought":true}]}}],"modelVersion":"gemini-2.5-pro","responseId":"mGTUaI2bJ9SzkdUPqcLVsAQ"})",
+            R"({"candidates":[{"content":{"role":"model","parts":[{"text":"it.","thought":true}]}}],"modelVersion":"gemini-2.5-pro","responseId":"mGTUaI2bJ9SzkdUPqcLVsAQ"})",
+            R"({"candidates":[{"content":{"role":"model","parts":[{"text":"Hel"}]}}],"modelVersion":"gemini-2.5-pro","responseId":"mGTUaI2bJ9SzkdUPqcLVsAQ"})",
+            R"({"candidates":[{"content":{"role":"model","parts":[{"text":"lo","thoughtSignature":"T"}]}}],"modelVersion":"gemini-2.5-pro","responseId":"mGTUaI2bJ9SzkdUPqcLVsAQ"})",
+            R"({"candidates":[{"content":{"role":"model","parts":[{"functionCall":{"name":"shell","args":{"command":"ls"}},"thoughtSignature":"C"},{"functionCall":{"name":"shell","args":{"command":"pwd"}}}]}}],"modelVersion":"gemini-2.5-pro","responseId":"mGTUaI2bJ9SzkdUPqcLVsAQ"})",
             R"({"candidates":[{"content":{"role":"model","parts":[{"text":""}]},"finishReason":"STOP"}],
-                 "usageMetadata":{"promptTokenCount":500,"cachedContentTokenCount":400,"candidatesTokenCount":7,"thoughtsTokenCount":3}})",
+                 "usageMetadata":{"promptTokenCount":500,"cachedContentTokenCount":400,"candidatesTokenCount":7,"thoughtsTokenCount":3},"modelVersion":"gemini-2.5-pro","responseId":"mGTUaI2bJ9SzkdUPqcLVsAQ"})",
         })
         ASSERT_TRUE(reader.on_event(event(data))) << data;
     auto answer = reader.finish();
@@ -107,6 +108,9 @@ TEST(Gemini, AStreamIsRead) {
     EXPECT_EQ(answer->usage.input_tokens, 500);
     EXPECT_EQ(answer->usage.cache_read_tokens, 400);
     EXPECT_EQ(answer->usage.output_tokens, 10);
+    EXPECT_EQ(answer->model, "gemini-2.5-pro");
+    EXPECT_EQ(answer->id, "mGTUaI2bJ9SzkdUPqcLVsAQ");
+    EXPECT_EQ(answer->finish_reason, "STOP");
     // The unsigned summary is left out; the rest as it came, the text run joined.
     EXPECT_EQ(canonical_json(answer->kept.get("gemini").get("parts")),
               canonical_json(parse(R"([{"text":"Hello","thoughtSignature":"T"},
@@ -121,6 +125,10 @@ TEST(Gemini, NothingSignedIsNothingKept) {
     ASSERT_TRUE(answer) << answer.error().message();
     EXPECT_EQ(answer->text, "ab");
     EXPECT_FALSE(answer->kept.exists());
+    // An answer that names neither its model nor itself.
+    EXPECT_EQ(answer->model, "");
+    EXPECT_EQ(answer->id, "");
+    EXPECT_EQ(answer->finish_reason, "MAX_TOKENS");
 }
 
 TEST(Gemini, FailuresInTheStream) {

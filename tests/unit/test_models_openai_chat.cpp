@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
 // lib/models/openai_chat: the person's pictures as image_url parts beside a text part, sent to a
-// chat completions server on 127.0.0.1 and read back there; words alone stay a string.
+// chat completions server on 127.0.0.1 and read back there; words alone stay a string. Answers
+// read from that server, streamed and whole, with what they say of themselves.
 #include "lib/models/openai_chat.hpp"
 
 #include "tests/unit/http_test_server.hpp"
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <mutex>
 #include <string>
@@ -126,6 +128,81 @@ TEST(ChatBody, WordsAloneStayAString) {
     ChatServer server;
     EXPECT_EQ(server.messages_of_only_request(c).dump(),
               R"([{"role":"user","content":"Hello"},{"role":"user","content":"Again"}])");
+}
+
+// A streamed answer, as OpenAI's chunks come: id and model on each, finish_reason on the last
+// choice, usage in a chunk of no choice.
+const std::string k_streamed =
+    R"(data: {"id":"chatcmpl-123","object":"chat.completion.chunk","created":1694268190,)"
+    R"("model":"gpt-4o-mini-2024-07-18","choices":[{"index":0,"delta":{"role":"assistant",)"
+    R"("content":"Listing."},"finish_reason":null}]})"
+    "\n\n"
+    R"(data: {"id":"chatcmpl-123","object":"chat.completion.chunk","created":1694268190,)"
+    R"("model":"gpt-4o-mini-2024-07-18","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,)"
+    R"("id":"call_abc","type":"function","function":{"name":"shell","arguments":"{\"command\":"}}]},)"
+    R"("finish_reason":null}]})"
+    "\n\n"
+    R"(data: {"id":"chatcmpl-123","object":"chat.completion.chunk","created":1694268190,)"
+    R"("model":"gpt-4o-mini-2024-07-18","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,)"
+    R"("function":{"arguments":"\"ls\"}"}}]},"finish_reason":null}]})"
+    "\n\n"
+    R"(data: {"id":"chatcmpl-123","object":"chat.completion.chunk","created":1694268190,)"
+    R"("model":"gpt-4o-mini-2024-07-18","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]})"
+    "\n\n"
+    R"(data: {"id":"chatcmpl-123","object":"chat.completion.chunk","created":1694268190,)"
+    R"("model":"gpt-4o-mini-2024-07-18","choices":[],"usage":{"prompt_tokens":20,"completion_tokens":9}})"
+    "\n\ndata: [DONE]\n\n";
+
+// A whole completion.
+const std::string k_whole =
+    R"({"id":"chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG","object":"chat.completion",)"
+    R"("created":1741569952,"model":"gpt-4o-2024-08-06","choices":[{"index":0,)"
+    R"("message":{"role":"assistant","content":"Hello."},"finish_reason":"stop"}],)"
+    R"("usage":{"prompt_tokens":19,"completion_tokens":10,"total_tokens":29}})";
+
+// One that names neither model nor answer, as some local servers answer.
+const std::string k_anonymous =
+    R"({"choices":[{"index":0,"message":{"role":"assistant","content":"Hi."},"finish_reason":"length"}]})";
+
+TEST(ChatAnswer, WhatTheAnswerSaysOfItself) {
+    std::atomic<int> served = 0;
+    test::TestServer server([&served](const test::Received&, int fd, const test::TestServer&) {
+        int n = served++;
+        test::TestServer::send_text(
+            fd, n == 0 ? test::respond(200, "OK", "Content-Type: text/event-stream\r\n", k_streamed)
+                       : test::respond(200, "OK", "Content-Type: application/json\r\n",
+                                       n == 1 ? k_whole : k_anonymous));
+    });
+    ::setenv("SION_LOCAL_MODEL_URL", server.url("/v1").c_str(), 1);
+    auto model = open_chat(ModelSpec{"local:gpt", "local", "gpt", {}});
+    ::unsetenv("SION_LOCAL_MODEL_URL");
+    ASSERT_TRUE(model) << model.error().message();
+    std::vector<Json> c;
+    c.push_back(parse(R"({"role": "user", "text": "Hello"})"));
+
+    auto streamed = (*model)->answer(Request{"", {}, c});
+    ASSERT_TRUE(streamed) << streamed.error().message();
+    EXPECT_EQ(streamed->text, "Listing.");
+    ASSERT_EQ(streamed->calls.size(), 1U);
+    EXPECT_EQ(streamed->calls[0].input.dump(), R"({"command":"ls"})");
+    EXPECT_EQ(streamed->usage.input_tokens, 20);
+    EXPECT_EQ(streamed->model, "gpt-4o-mini-2024-07-18");
+    EXPECT_EQ(streamed->id, "chatcmpl-123");
+    EXPECT_EQ(streamed->finish_reason, "tool_calls");
+
+    auto whole = (*model)->answer(Request{"", {}, c});
+    ASSERT_TRUE(whole) << whole.error().message();
+    EXPECT_EQ(whole->text, "Hello.");
+    EXPECT_EQ(whole->model, "gpt-4o-2024-08-06");
+    EXPECT_EQ(whole->id, "chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG");
+    EXPECT_EQ(whole->finish_reason, "stop");
+
+    auto anonymous = (*model)->answer(Request{"", {}, c});
+    ASSERT_TRUE(anonymous) << anonymous.error().message();
+    EXPECT_EQ(anonymous->text, "Hi.");
+    EXPECT_EQ(anonymous->model, "");
+    EXPECT_EQ(anonymous->id, "");
+    EXPECT_EQ(anonymous->finish_reason, "length");
 }
 
 } // namespace

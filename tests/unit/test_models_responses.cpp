@@ -2,7 +2,8 @@
 // lib/models/openai_responses: the conversation as input items (kept reasoning before what
 // followed it, without ids, only for its origin; effort, include, room), and answers read from a
 // stream or whole (items by output index, reasoning kept only with its encrypted content, calls
-// cut off by the length, failed responses, a stream that ends early, usage with the cache apart).
+// cut off by the length, failed responses, a stream that ends early, usage with the cache apart,
+// the model, id and finish reason the response names).
 #include "lib/models/openai_responses.hpp"
 
 #include <gtest/gtest.h>
@@ -150,11 +151,11 @@ Result<Answer> read_stream(const std::vector<std::string>& events) {
 }
 
 const std::string k_completed =
-    R"({"type":"response.completed","response":{"status":"completed","usage":{"input_tokens":120,"input_tokens_details":{"cached_tokens":100},"output_tokens":30}}})";
+    R"({"type":"response.completed","response":{"id":"resp_67ccd2bed1ec8190","object":"response","model":"gpt-5.2-2025-12-11","status":"completed","usage":{"input_tokens":120,"input_tokens_details":{"cached_tokens":100},"output_tokens":30}}})";
 
 TEST(ResponsesReader, AStreamedAnswer) {
     auto a = read_stream({
-        R"({"type":"response.created","response":{"status":"in_progress"}})",
+        R"({"type":"response.created","response":{"id":"resp_67ccd2bed1ec8190","object":"response","model":"gpt-5.2-2025-12-11","status":"in_progress"}})",
         R"({"type":"response.output_item.added","output_index":0,"item":{"id":"rs_1","type":"reasoning","summary":[]}})",
         R"({"type":"response.reasoning_summary_part.added","output_index":0,"summary_index":0})",
         R"({"type":"response.reasoning_summary_text.delta","output_index":0,"delta":"Read "})",
@@ -182,6 +183,9 @@ TEST(ResponsesReader, AStreamedAnswer) {
         a->kept.get("responses").get("items").dump(),
         R"([{"at":0,"item":{"id":"rs_1","type":"reasoning","summary":[{"type":"summary_text","text":"Read a first."}],"encrypted_content":"enc-1"}}])");
     EXPECT_EQ(a->kept.get("responses").get("by").dump(), k_origin.to_json().dump());
+    EXPECT_EQ(a->model, "gpt-5.2-2025-12-11");
+    EXPECT_EQ(a->id, "resp_67ccd2bed1ec8190");
+    EXPECT_EQ(a->finish_reason, "completed");
 }
 
 TEST(ResponsesReader, ReasoningWithoutEncryptedContentAndCutCallsAreNotKept) {
@@ -189,11 +193,15 @@ TEST(ResponsesReader, ReasoningWithoutEncryptedContentAndCutCallsAreNotKept) {
         R"({"type":"response.output_item.done","output_index":0,"item":{"type":"reasoning","summary":[{"type":"summary_text","text":"Hm."}]}})",
         R"({"type":"response.output_item.added","output_index":1,"item":{"type":"function_call","call_id":"call_1","name":"write_file"}})",
         R"({"type":"response.function_call_arguments.delta","output_index":1,"delta":"{\"pa"})",
-        R"({"type":"response.incomplete","response":{"status":"incomplete","incomplete_details":{"reason":"max_output_tokens"}}})",
+        R"({"type":"response.incomplete","response":{"id":"resp_2","model":"gpt-5.2","status":"incomplete","incomplete_details":{"reason":"max_output_tokens"}}})",
     });
     ASSERT_TRUE(a) << a.error().message();
     EXPECT_TRUE(a->calls.empty());
     EXPECT_FALSE(a->kept.exists());
+    // Why it is incomplete, rather than that it is.
+    EXPECT_EQ(a->finish_reason, "max_output_tokens");
+    EXPECT_EQ(a->model, "gpt-5.2");
+    EXPECT_EQ(a->id, "resp_2");
 }
 
 TEST(ResponsesReader, FailuresInTheStream) {
@@ -226,7 +234,7 @@ TEST(ResponsesReader, FailuresInTheStream) {
 TEST(ResponsesReader, AWholeAnswer) {
     ResponsesReader reader(k_origin);
     auto a = reader.whole(
-        R"({"status":"completed","output":[{"id":"rs_2","type":"reasoning","summary":[{"type":"summary_text","text":"Short."}],"encrypted_content":"enc-2"},
+        R"({"id":"resp_3","object":"response","model":"o4-mini-2025-04-16","status":"completed","output":[{"id":"rs_2","type":"reasoning","summary":[{"type":"summary_text","text":"Short."}],"encrypted_content":"enc-2"},
         {"type":"function_call","call_id":"call_9","name":"list","arguments":"{}"},
         {"type":"message","content":[{"type":"output_text","text":"Done."}]}],
         "usage":{"input_tokens":5,"output_tokens":2}})");
@@ -238,6 +246,9 @@ TEST(ResponsesReader, AWholeAnswer) {
     EXPECT_EQ(a->kept.get("responses").get("items").at(0).get("at").dump(), "0");
     EXPECT_EQ(a->usage.input_tokens, 5);
     EXPECT_EQ(a->usage.cache_read_tokens, 0);
+    EXPECT_EQ(a->model, "o4-mini-2025-04-16");
+    EXPECT_EQ(a->id, "resp_3");
+    EXPECT_EQ(a->finish_reason, "completed");
     ResponsesReader other(k_origin);
     auto bad = other.whole(R"({"status":"completed"})");
     ASSERT_FALSE(bad);

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-// lib/models/script and model: the scripted model plays each kind of turn, names its calls, counts
-// or estimates usage, fails as a provider would, runs out; a malformed script is refused with a
-// message that says where; the parser and schemas/script-model.schema.json agree on the fixtures;
-// open_model reads a spec.
+// lib/models/script and model: the scripted model plays each kind of turn, names its calls, says
+// what model, id and finish reason answered, counts or estimates usage, fails as a provider would,
+// runs out; a malformed script is refused with a message that says where; the parser and
+// schemas/script-model.schema.json agree on the fixtures; open_model reads a spec.
 #include "lib/models/model.hpp"
 #include "lib/models/script.hpp"
 
@@ -176,6 +176,43 @@ TEST(ScriptModel, SeveralCallsInOneTurnEachWithItsId) {
     ASSERT_EQ(a->calls.size(), 2U);
     EXPECT_EQ(a->calls[0].id, "call_4_1");
     EXPECT_EQ(a->calls[1].id, "call_4_2");
+}
+
+TEST(ScriptModel, WhatAnAnswerSaysOfItself) {
+    auto model = parse_ok(R"({"turns": [
+        {"text": "Hello."},
+        {"calls": [{"tool": "shell"}]},
+        {"text": "Cut.", "calls": [{"tool": "shell"}], "model": "claude-opus-5-5-20260101",
+         "id": "msg_1", "finish_reason": "max_tokens"},
+        {"text": "Bye.", "model": "gpt-5.2", "finish_reason": ""}
+    ]})");
+    ASSERT_TRUE(model);
+
+    struct Want {
+        const char* model;
+        const char* id;
+        const char* finish_reason;
+    };
+
+    // Unsaid: no model nor id, and it finished as the Messages API would have said.
+    for (const Want& want : {Want{"", "", "end_turn"}, Want{"", "", "tool_use"},
+                             Want{"claude-opus-5-5-20260101", "msg_1", "max_tokens"},
+                             Want{"gpt-5.2", "", "end_turn"}}) {
+        auto a = ask(*model);
+        ASSERT_TRUE(a) << a.error().message();
+        EXPECT_EQ(a->model, want.model);
+        EXPECT_EQ(a->id, want.id);
+        EXPECT_EQ(a->finish_reason, want.finish_reason);
+    }
+    // The answers of a summary and a sort with no turn of theirs left are whole answers too.
+    for (Purpose purpose : {Purpose::summary, Purpose::sort}) {
+        Request r;
+        r.purpose = purpose;
+        auto a = model->answer(r);
+        ASSERT_TRUE(a) << a.error().message();
+        EXPECT_EQ(a->finish_reason, "end_turn");
+        EXPECT_EQ(a->model, "");
+    }
 }
 
 TEST(ScriptModel, AnswersAreCopiesSoEachAskIsIndependent) {
@@ -457,6 +494,12 @@ TEST(ScriptParse, MalformedScriptsSayWhatAndWhere) {
          "turn 1: member 'text' is null, not a string"},
         {R"({"turns": [{"text": "a", "reasoning": true}]})",
          "turn 1: member 'reasoning' is a boolean, not a string"},
+        {R"({"turns": [{"text": "a", "model": 5}]})",
+         "turn 1: member 'model' is a number, not a string"},
+        {R"({"turns": [{"text": "a", "id": ["x"]}]})",
+         "turn 1: member 'id' is an array, not a string"},
+        {R"({"turns": [{"text": "a", "finish_reason": null}]})",
+         "turn 1: member 'finish_reason' is null, not a string"},
         {R"({"turns": [{"text": "a"}, {"calls": "shell"}]})",
          "turn 2: member 'calls' is a string, not an array"},
         {R"({"turns": [{"calls": {"tool": "shell"}}]})",
@@ -528,6 +571,12 @@ TEST(ScriptParse, MalformedScriptsSayWhatAndWhere) {
         {R"({"turns": [{"fail": {"status": 529, "message": "m"},)"
          R"("usage": {"input_tokens": 1, "output_tokens": 1}}]})",
          "turn 1: member 'fail' cannot go with 'usage'"},
+        {R"({"turns": [{"fail": {"status": 529, "message": "m"}, "model": "x"}]})",
+         "turn 1: member 'fail' cannot go with 'model'"},
+        {R"({"turns": [{"fail": {"status": 529, "message": "m"}, "id": "x"}]})",
+         "turn 1: member 'fail' cannot go with 'id'"},
+        {R"({"turns": [{"fail": {"status": 529, "message": "m"}, "finish_reason": "x"}]})",
+         "turn 1: member 'fail' cannot go with 'finish_reason'"},
         // The fail object is checked before what goes with it.
         {R"({"turns": [{"text": "a", "fail": {"status": 1, "message": "m"}}]})",
          "turn 1: fail: member 'status' is 1, not an HTTP status (100 to 599)"},

@@ -4,7 +4,7 @@
 // asked (project, location, express mode, Claude's publisher); and the settings that cannot work
 // refused before a session starts; and the model on KeyedModel's answer loop against a loopback
 // server: a minted token refused is minted again once, express mode's keys rotate, and the cache
-// figures of an answer are read.
+// figures of an answer and what it says of itself are read.
 #include "lib/base64.hpp"
 #include "lib/hash.hpp"
 #include "lib/models/vertex.hpp"
@@ -235,11 +235,13 @@ TEST_F(VertexEnvironment, CredentialsToMintWith) {
 
 // --- the model's answer loop ------------------------------------------------------------------
 
-// Gemini's streamed answer, with its cache figures.
+// Gemini's streamed answer, with its cache figures and what it says of itself.
 const std::string k_gemini_answer =
     "data: "
     R"({"candidates":[{"content":{"role":"model","parts":[{"text":"fine"}]},"finishReason":"STOP"}],)"
-    R"("usageMetadata":{"promptTokenCount":100,"cachedContentTokenCount":60,"candidatesTokenCount":5}})"
+    R"("usageMetadata":{"promptTokenCount":100,"cachedContentTokenCount":60,"candidatesTokenCount":5},)"
+    R"("modelVersion":"gemini-2.5-pro","createTime":"2025-09-01T10:00:00.000000Z",)"
+    R"("responseId":"lmS1aKjvM8rV-O4P9Jqw4AY"})"
     "\r\n\r\n";
 
 // Vertex AI and its token endpoint on 127.0.0.1: `answer` makes each reply; each request's head
@@ -319,6 +321,9 @@ TEST_F(VertexEnvironment, AMintedTokenRefusedIsMintedAgainOnce) {
     EXPECT_EQ(answer->text, "fine");
     EXPECT_EQ(answer->usage.input_tokens, 100);
     EXPECT_EQ(answer->usage.cache_read_tokens, 60);
+    EXPECT_EQ(answer->model, "gemini-2.5-pro");
+    EXPECT_EQ(answer->id, "lmS1aKjvM8rV-O4P9Jqw4AY");
+    EXPECT_EQ(answer->finish_reason, "STOP");
     const std::string api = "POST /v1/projects/p/locations/global/publishers/google/models/"
                             "gemini-2.5-pro:streamGenerateContent?alt=sse HTTP/1.1 ";
     EXPECT_EQ(vertex.heads(),

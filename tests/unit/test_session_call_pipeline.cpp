@@ -173,14 +173,15 @@ protected:
     // A pipeline at `autonomy`, its person present and answering `answer` when `present`.
     CallPipeline& pipeline(int autonomy, bool present = false, bool answer = false) {
         m_person = std::make_unique<FakePerson>(m_log, present, answer);
-        m_pipeline = std::make_unique<CallPipeline>(
-            CallParts{m_db.get(), &m_session, autonomy, m_person.get(), &m_hooks, &m_out,
-                      &m_context, [this](std::string_view name) -> Result<Tool*> {
-                          for (auto& t : m_tools)
-                              if (t->spec().name == name)
-                                  return t.get();
-                          return Error(Exit::data, "there is no tool named " + std::string(name));
-                      }});
+        m_pipeline = std::make_unique<CallPipeline>(CallParts{
+            m_db.get(), &m_session, autonomy, m_person.get(), &m_hooks, &m_out, &m_context,
+            [this](std::string_view name) -> Result<Tool*> {
+                for (auto& t : m_tools)
+                    if (t->spec().name == name)
+                        return t.get();
+                return Error(Exit::data, "there is no tool named " + std::string(name));
+            },
+            &m_trace});
         return *m_pipeline;
     }
 
@@ -209,6 +210,7 @@ protected:
     SessionRow m_session;
     FakeHooks m_hooks{m_log};
     CountingOutput m_out;
+    Trace m_trace;
     ToolContext m_context;
     std::vector<std::unique_ptr<FakeTool>> m_tools;
     std::unique_ptr<FakePerson> m_person;

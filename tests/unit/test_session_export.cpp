@@ -37,7 +37,8 @@ std::string dump(Db& db) {
         "json_array(session, seq, call_id, parent, tool, input, effect, decision, why, state, "
         "result, detail, tainted, started_ms, wall_ms)) FROM calls), (SELECT json_group_array("
         "json_array(session, tool, input, state, result, is_error, started, ended)) FROM "
-        "journal))");
+        "journal), (SELECT json_group_array(json_array(session, trace, span, parent, name, kind, "
+        "start_ns, end_ns, attributes, error, links)) FROM spans))");
     EXPECT_TRUE(q);
     auto row = q->step();
     EXPECT_TRUE(row && *row);
@@ -60,7 +61,14 @@ void fill(Db& db) {
         "'call_1_1', NULL, 'write_file', '{}', 'write', 'run', 'L3', 'done', 'ok', NULL, 0, 5, "
         "NULL);"
         "INSERT INTO journal (session, tool, input, state, result, is_error, started, ended) "
-        "VALUES ('0123456789abcdef', 'write_file', '{}', 'done', 'ok', 0, 5, 6);"));
+        "VALUES ('0123456789abcdef', 'write_file', '{}', 'done', 'ok', 0, 5, 6);"
+        "INSERT INTO spans VALUES ('0123456789abcdef', '4bf92f3577b34da6a3ce929d0e0e4736', "
+        "'00f067aa0ba902b7', NULL, 'invoke_agent sion', 1, 1765000000000000000, "
+        "1765000001000000000, '{\"gen_ai.operation.name\":\"invoke_agent\"}', NULL, NULL);"
+        "INSERT INTO spans VALUES ('0123456789abcdef', '4bf92f3577b34da6a3ce929d0e0e4736', "
+        "'00f067aa0ba902b8', '00f067aa0ba902b7', 'chat a', 3, 1765000000000000001, "
+        "1765000000500000000, '{}', 'HTTP 529: Overloaded', "
+        "'[{\"trace\":\"4bf92f3577b34da6a3ce929d0e0e4737\",\"span\":\"00f067aa0ba902b9\"}]');"));
 }
 
 TEST(SessionExport, TakenOutAndPutBackWhole) {
@@ -125,14 +133,14 @@ TEST(SessionExport, WhatIsNotAnExportWritesNothing) {
         ASSERT_FALSE(r) << c.text;
         EXPECT_EQ(r.error().exit(), Exit::data) << c.text;
         EXPECT_EQ(r.error().message(), c.message) << c.text;
-        EXPECT_EQ(dump(to), R"([[],[],[],[]])");
+        EXPECT_EQ(dump(to), R"([[],[],[],[],[]])");
     }
     // An agent that is not in the store: refused by its key, nothing written.
     Db other = *Db::open(":memory:");
     ASSERT_OK(migrate_state(other));
     auto r = import_session(other, good.view());
     ASSERT_FALSE(r);
-    EXPECT_EQ(dump(other), R"([[],[],[],[]])");
+    EXPECT_EQ(dump(other), R"([[],[],[],[],[]])");
 }
 
 } // namespace

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: MIT
+#include "lib/otlp_export.hpp"
+
+#include "lib/http.hpp"
+#include "lib/text.hpp"
+
+#include <chrono>
+#include <system_error>
+
+namespace sion::otlp {
+
+Exporter::Exporter(Export where, Origin origin, Failed failed)
+    : m_where(std::move(where)), m_origin(std::move(origin)), m_failed(std::move(failed)) {}
+
+Exporter::~Exporter() {
+    {
+        std::lock_guard<std::mutex> hold(m_lock);
+        m_stopping = true;
+    }
+    m_wake.notify_all();
+    if (m_thread.joinable())
+        m_thread.join();
+}
+
+void Exporter::add(std::vector<Span> spans) {
+    if (spans.empty())
+        return;
+    {
+        std::lock_guard<std::mutex> hold(m_lock);
+        if (m_gave_up)
+            return;
+        for (Span& s : spans) {
+            if (m_waiting.size() >= k_queue)
+                break;
+            m_waiting.push_back(std::move(s));
+        }
+        if (!m_thread.joinable()) {
+            try {
+                m_thread = std::thread([this] { loop(); });
+            } catch (const std::system_error& e) {
+                m_gave_up = true;
+                m_waiting.clear();
+                if (m_failed)
+                    m_failed(std::string("no thread to export with: ") + e.what());
+                return;
+            }
+        }
+    }
+    m_wake.notify_all();
+}
+
+void Exporter::loop() {
+    std::unique_lock<std::mutex> hold(m_lock);
+    while (true) {
+        // A batch goes when it is full, a second after it began, or at the end.
+        m_wake.wait(hold, [this] { return m_stopping || !m_waiting.empty(); });
+        if (!m_stopping)
+            m_wake.wait_for(hold, std::chrono::seconds(1),
+                            [this] { return m_stopping || m_waiting.size() >= k_batch; });
+        while (!m_waiting.empty() && !m_gave_up) {
+            std::vector<Span> batch;
+            size_t n = std::min(m_waiting.size(), k_batch);
+            batch.assign(std::make_move_iterator(m_waiting.begin()),
+                         std::make_move_iterator(m_waiting.begin() + static_cast<ptrdiff_t>(n)));
+            m_waiting.erase(m_waiting.begin(), m_waiting.begin() + static_cast<ptrdiff_t>(n));
+            hold.unlock();
+            std::string why = send(batch);
+            if (!why.empty() && m_failed)
+                m_failed(why);
+            hold.lock();
+            if (!why.empty()) {
+                m_gave_up = true;
+                m_waiting.clear();
+            }
+            if (!m_stopping && m_waiting.size() < k_batch)
+                break;
+        }
+        if (m_stopping && (m_waiting.empty() || m_gave_up))
+            return;
+    }
+}
+
+std::string Exporter::send(const std::vector<Span>& spans) const {
+    HttpRequest request;
+    request.method = "POST";
+    request.url = m_where.endpoint;
+    for (const auto& header : m_where.headers)
+        request.headers.add(header.first, header.second);
+    if (m_where.json) {
+        request.headers.add("Content-Type", "application/json");
+        request.body = encode_json(m_origin, spans).dump();
+    } else {
+        request.headers.add("Content-Type", "application/x-protobuf");
+        request.body = encode_protobuf(m_origin, spans);
+    }
+    request.timeout = std::chrono::milliseconds(m_where.timeout_ms);
+    request.connect_timeout = request.timeout;
+    request.max_response_size = size_t{1} << 20;
+    auto response = http_send(request);
+    if (!response)
+        return response.error().message();
+    if (response->status < 200 || response->status > 299)
+        return format("'%s' answered HTTP %d", redact_url(m_where.endpoint).c_str(),
+                      response->status);
+    return "";
+}
+
+} // namespace sion::otlp
