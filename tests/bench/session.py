@@ -8,10 +8,14 @@
 # spawned by this Python starts with Python's peak as its own), beside the parts a session cannot do
 # without: starting sion-run to print its help, and one `sion-sandbox exec -- /bin/true`; and a
 # fork+exec of /bin/true, the pace of the machine at that moment, so that a slow run of a shared
-# machine is told from a slow sion.
+# machine is told from a slow sion. Every run keeps its trace (sion-run(1), "The trace"); the same
+# session is timed again exporting its trace over OTLP/HTTP to a receiver on 127.0.0.1 that takes
+# every batch (a thread of this script), for the cost of export beside keeping (issue 24's goal:
+# within 5%). --base DIR times a sion-run built before traces (a checkout of an older commit) too.
 #
-#   tests/bench/session.py [--bin DIR] [--runs N]      (DIR: where sion-run is; default: PATH)
+#   tests/bench/session.py [--bin DIR] [--runs N] [--base DIR]   (DIR: where sion-run is)
 import argparse
+import http.server
 import json
 import os
 import shutil
@@ -19,6 +23,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 TIME = "/usr/bin/time"
@@ -28,6 +33,22 @@ SCRIPT = {"turns": [
     {"calls": [{"tool": "read_file", "input": {"path": "a.txt"}}]},
     {"text": "a.txt has two lines."},
 ]}
+
+
+class Collector(http.server.BaseHTTPRequestHandler):
+    """Takes every OTLP export, as a collector on this machine would."""
+    spans_bytes = 0
+
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        Collector.spans_bytes += len(body)
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-protobuf")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
 
 
 def timed(argv, env):
@@ -56,7 +77,11 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--bin", default=None)
     parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--base", default=None)
     args = parser.parse_args()
+    collector = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Collector)
+    threading.Thread(target=collector.serve_forever, daemon=True).start()
+    endpoint = "http://127.0.0.1:%d" % collector.server_address[1]
     run = os.path.join(args.bin, "sion-run") if args.bin else shutil.which("sion-run")
     sandbox = os.path.join(os.path.dirname(run), "sion-sandbox")
     if not run or not os.access(run, os.X_OK):
@@ -68,7 +93,7 @@ def main():
         with open(script, "w") as f:
             json.dump(SCRIPT, f)
         env = dict(os.environ, SION_EXEC_PATH=os.path.dirname(run))
-        walls, rss, helps, trues, forks = [], [], [], [], []
+        walls, exported, based, rss, helps, trues, forks = [], [], [], [], [], [], []
         for i in range(args.runs):
             home = os.path.join(top, f"h{i}")
             work = os.path.join(home, "work")
@@ -79,6 +104,10 @@ def main():
             session = [run, "run", "bench", agent, "--task", "Count the lines of a.txt.",
                        "--model", "script:" + script, "--workspace", work, "--shell", "--autonomy", "L3"]
             walls.append(timed(session, env_i))
+            exported.append(timed(session, dict(env_i, OTEL_EXPORTER_OTLP_ENDPOINT=endpoint)))
+            if args.base:
+                base = os.path.join(args.base, "sion-run")
+                based.append(timed([base] + session[1:], dict(env_i, SION_EXEC_PATH=args.base)))
             rss.append(peak_kib(session, env_i))
             helps.append(timed([run, "--help"], env_i))
             trues.append(timed([sandbox, "exec", "--workspace", work, "--home",
@@ -88,6 +117,11 @@ def main():
     print(f"median of {args.runs} runs")
     print(f"  scripted session, 3 calls (write_file, shell, read_file)   {ms(walls):7.2f} ms   "
           f"({ms(walls) / 30:.2f}x the 30 ms budget)")
+    print(f"  the same, its trace exported to a collector on 127.0.0.1   {ms(exported):7.2f} ms   "
+          f"({ms(exported) / ms(walls):.3f}x keeping it only; {Collector.spans_bytes // len(exported)} bytes sent a run)")
+    if based:
+        print(f"  the same by the sion-run of --base (no trace)              {ms(based):7.2f} ms   "
+              f"(the trace kept costs {ms(walls) / ms(based):.3f}x, exported {ms(exported) / ms(based):.3f}x)")
     print(f"  its peak RSS (sion-run and what it waited for)             {statistics.median(rss) / 1024:7.2f} MiB "
           f"({statistics.median(rss) / 1024 / 10:.2f}x the 10 MiB budget)")
     print(f"  sion-run --help                                            {ms(helps):7.2f} ms")

@@ -61,6 +61,15 @@ for name in fetch clean label; do
 done
 [ "$(sqlite3 "$SION_HOME/sion.db" "SELECT count(*) FROM sessions WHERE profile LIKE 'coder-%' AND state = 'done'")" = 3 ] &&
     ok || fail "not three subagents' sessions done in the store"
+# Each subagent's run is a trace of its own (sion-run(1), "The trace"), linked to the run of the
+# agent_spawn call that started it, whose trace context it was given.
+links=$(sqlite3 "$SION_HOME/sion.db" "SELECT c.links FROM spans c JOIN sessions s ON s.id = c.session
+    WHERE s.profile LIKE 'coder-%' AND c.name = 'invoke_agent sion' ORDER BY c.links")
+spawns=$(sqlite3 "$SION_HOME/sion.db" "SELECT json_array(json_object('trace', r.trace, 'span', r.span))
+    FROM spans r JOIN spans t ON r.parent = t.span AND r.session = t.session
+    WHERE t.name = 'execute_tool agent_spawn' AND r.name = 'call' ORDER BY 1")
+[ -n "$spawns" ] && [ "$(printf '%s\n' "$links" | grep -c .)" = 3 ] && [ "$links" = "$spawns" ] && ok ||
+    fail "the subagents' traces are not linked to their spawns: $links, not $spawns"
 
 # --- budgets out of the parent's, --json ---------------------------------------------------------
 printf '{"turns": [{"text": "Did my part."}]}\n' >answer.json

@@ -66,11 +66,16 @@ public:
         }
         if (std::string_view(event) == "after-tool")
             v.added = add;
+        if (one_hook) { // as sion-hooks tells of a hook it ran
+            v.asked = true;
+            v.runs.push_back({1, "/opt/hooks/audit.sh", now_ns(), now_ns(), ""});
+        }
         return v;
     }
 
     std::string block; // before-tool: blocks with this reason when not empty
     std::string add;   // after-tool: what the hooks printed
+    bool one_hook = false; // a hook runs at each event
     std::vector<Json> events;
 
 private:
@@ -474,6 +479,108 @@ TEST_F(CallPipelineTest, AProgramsCallsReadOnlyAndAreRecordedUnderItsCall) {
     ASSERT_OK(conversation);
     EXPECT_EQ(conversation->size(), 1U);
     EXPECT_EQ(m_pipeline->finished(), 5);
+}
+
+// The spans of the trace as kept, and each one's children by start.
+struct Kept {
+    std::vector<otlp::Span> spans;
+
+    const otlp::Span& named(std::string_view name, std::string_view parent = {}) const {
+        for (const otlp::Span& s : spans)
+            if (s.name == name && (parent.empty() || s.parent_id == parent))
+                return s;
+        ADD_FAILURE() << "no span " << name;
+        return spans.front();
+    }
+
+    std::vector<std::string> children(const otlp::Span& of) const {
+        std::vector<std::string> names;
+        for (const otlp::Span& s : spans)
+            if (s.parent_id == of.span_id)
+                names.push_back(s.name);
+        return names;
+    }
+};
+
+TEST_F(CallPipelineTest, EachCallIsASpanWithASpanForEachStep) {
+    tool("send", Effect::write, false);
+    pipeline(2, true, true); // a write is asked about at L2
+    m_hooks.one_hook = true;
+    call("c1", "send", R"({"to":"a"})");
+    call("c2", "send", R"({"to":"a"})"); // made before: the journal answers
+    ASSERT_OK(m_trace.store(*m_db, m_session.id));
+    auto spans = load_spans(*m_db, m_session.id);
+    ASSERT_OK(spans);
+    Kept kept{std::move(*spans)};
+    ASSERT_EQ(kept.spans.size(), 16U); // 10 of the first call (a hook each side), 6 of the second
+    const otlp::Span& first = kept.spans[0];
+    EXPECT_EQ(first.name, "execute_tool send");
+    EXPECT_EQ(first.parent_id, m_trace.root());
+    EXPECT_EQ(first.trace_id, m_trace.id());
+    EXPECT_EQ(first.attributes.view().dump(),
+              R"({"gen_ai.operation.name":"execute_tool","gen_ai.tool.name":"send",)"
+              R"("gen_ai.tool.call.id":"c1","gen_ai.tool.type":"function","sion.journal":"new",)"
+              R"("sion.from_outside":false,"sion.effect":"write","sion.policy.decision":"ask",)"
+              R"("sion.call.state":"ok","sion.tainted":false})");
+    EXPECT_FALSE(first.error);
+    EXPECT_EQ(kept.children(first),
+              (std::vector<std::string>{"policy", "person", "hooks before-tool", "journal", "call",
+                                        "journal end", "hooks after-tool"}));
+    EXPECT_EQ(kept.named("person", first.span_id).attributes.view().dump(),
+              R"({"sion.person.allowed":true})");
+    EXPECT_EQ(kept.named("journal", first.span_id).attributes.view().dump(),
+              R"({"sion.journal":"new"})");
+    EXPECT_EQ(kept.named("journal end", first.span_id).attributes.view().dump(),
+              R"({"sion.journal.entry":"recorded"})");
+    const otlp::Span& hooks = kept.named("hooks before-tool", first.span_id);
+    EXPECT_EQ(kept.children(hooks), (std::vector<std::string>{"hook 1"}));
+    EXPECT_EQ(kept.named("hook 1", hooks.span_id).attributes.view().dump(),
+              R"({"sion.hook.command":"/opt/hooks/audit.sh"})");
+    // Each step within its call, one after another.
+    int64_t last = first.start_ns;
+    for (const otlp::Span& s : kept.spans)
+        if (s.parent_id == first.span_id) {
+            EXPECT_LE(last, s.start_ns) << s.name;
+            EXPECT_LE(s.end_ns, first.end_ns) << s.name;
+            last = s.end_ns;
+        }
+    // The same call again: the journal answers, nothing runs.
+    const otlp::Span& again = kept.named("execute_tool send", m_trace.root());
+    const otlp::Span* second = nullptr;
+    for (const otlp::Span& s : kept.spans)
+        if (s.name == "execute_tool send" && s.span_id != first.span_id)
+            second = &s;
+    ASSERT_NE(second, nullptr);
+    EXPECT_EQ(again.span_id, first.span_id);
+    EXPECT_EQ(kept.children(*second),
+              (std::vector<std::string>{"policy", "person", "hooks before-tool", "journal"}));
+    EXPECT_EQ(kept.named("journal", second->span_id).attributes.view().dump(),
+              R"({"sion.journal":"made before"})");
+}
+
+TEST_F(CallPipelineTest, AProgramsCallsAreSpansUnderItsRun) {
+    tool("read_file", Effect::read);
+    FakeTool& runner = tool("run_code", Effect::read);
+    runner.during = [&](ToolContext& context) {
+        (void)context.call_from_code("read_file", parse(R"({"path":"a"})"));
+        (void)context.call_from_code("ghost", parse("{}"));
+    };
+    pipeline(6);
+    call("c7", "run_code");
+    ASSERT_OK(m_trace.store(*m_db, m_session.id));
+    auto spans = load_spans(*m_db, m_session.id);
+    ASSERT_OK(spans);
+    Kept kept{std::move(*spans)};
+    const otlp::Span& code = kept.named("execute_tool run_code", m_trace.root());
+    const otlp::Span& run = kept.named("call", code.span_id);
+    EXPECT_EQ(kept.children(run),
+              (std::vector<std::string>{"execute_tool read_file", "execute_tool ghost"}));
+    const otlp::Span& read = kept.named("execute_tool read_file", run.span_id);
+    EXPECT_NE(read.attributes.view().dump().find(R"("sion.call.parent":"c7")"), std::string::npos);
+    EXPECT_EQ(kept.children(read), (std::vector<std::string>{"policy", "call"}));
+    const otlp::Span& ghost = kept.named("execute_tool ghost", run.span_id);
+    EXPECT_TRUE(ghost.error);
+    EXPECT_EQ(ghost.status_message, "error");
 }
 
 TEST_F(CallPipelineTest, AStoreFailureDuringACallEndsIt) {
