@@ -20,9 +20,28 @@ Json Loop::elicit(JsonView params) {
 }
 
 rpc::Reply Loop::sample(JsonView params) {
+    // A span of the trace under the call during which the server asked.
+    auto during = otlp::parse_traceparent(running_traceparent());
+    otlp::Span span = m_p.trace->begin("chat", during ? during->span_id : m_p.trace->root(),
+                                       otlp::Kind::client);
     Completion c = write_completion(
-        params, [this](const std::string& spec) { return sampling_model(spec); },
+        params,
+        [this, &span](const std::string& spec) {
+            auto model = sampling_model(spec);
+            if (model)
+                name_chat(span, (*model)->name());
+            return model;
+        },
         m_p.settings.budget_tokens, tokens_used());
+    span.attributes.set("sion.purpose", "completion");
+    span.attributes.set("sion.mcp.server", std::string_view(c.server));
+    span.attributes.set("gen_ai.usage.input_tokens", c.usage.input_tokens);
+    span.attributes.set("gen_ai.usage.output_tokens", c.usage.output_tokens);
+    if (c.said.empty()) {
+        span.error = true;
+        span.status_message = "not written";
+    }
+    m_p.trace->end(std::move(span));
     if (c.said.empty())
         return std::move(c.reply);
     add_to(m_ending.usage, c.usage);

@@ -76,17 +76,10 @@ Result<models::Answer> Loop::ask(const models::Request& request) {
     std::string failed_model; // the model asked before this one, which failed
     for (size_t k = 0; k < order.size(); ++k) {
         models::Model& model = *m_p.models[order[k]];
-        const std::string& spec = model.name();
-        std::string provider = spec.substr(0, spec.find(':'));
-        std::string id = spec.substr(std::min(spec.size(), provider.size() + 1));
-        id = id.substr(0, id.rfind('#'));
-        otlp::Span span = m_p.trace->begin("chat " + id, m_asking_under, otlp::Kind::client);
+        otlp::Span span = m_p.trace->begin("chat", m_asking_under, otlp::Kind::client);
+        name_chat(span, model.name());
         Json& a = span.attributes;
-        a.set("gen_ai.operation.name", "chat");
-        a.set("gen_ai.provider.name", std::string_view(genai_provider(provider)));
-        a.set("gen_ai.request.model", std::string_view(id));
         a.set("gen_ai.request.max_tokens", request.max_output_tokens);
-        a.set("sion.model", std::string_view(spec));
         a.set("sion.purpose", purpose_name(request.purpose));
         if (!failed_model.empty()) {
             a.set("sion.fallback.from", std::string_view(failed_model));

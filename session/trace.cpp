@@ -150,6 +150,17 @@ std::string genai_provider(std::string_view spec_provider) {
     return std::string(spec_provider);
 }
 
+void name_chat(otlp::Span& span, std::string_view spec) {
+    std::string_view provider = spec.substr(0, spec.find(':'));
+    std::string_view model = spec.substr(std::min(spec.size(), provider.size() + 1));
+    model = model.substr(0, model.rfind('#'));
+    span.name = "chat " + std::string(model);
+    span.attributes.set("gen_ai.operation.name", "chat");
+    span.attributes.set("gen_ai.provider.name", std::string_view(genai_provider(provider)));
+    span.attributes.set("gen_ai.request.model", model);
+    span.attributes.set("sion.model", spec);
+}
+
 Result<std::vector<otlp::Span>> load_spans(Db& db, std::string_view session) {
     SION_TRY(Stmt st, db.prepare("SELECT trace, span, coalesce(parent, ''), name, kind, start_ns, "
                                  "end_ns, attributes, error IS NOT NULL, coalesce(error, ''), "

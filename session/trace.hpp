@@ -127,6 +127,11 @@ private:
 // "openai", "aws.bedrock", "gcp.gemini", … ; a provider it has no name for, sion's own.
 [[nodiscard]] std::string genai_provider(std::string_view spec_provider);
 
+// A model call's span named for the model `spec` names ("anthropic:claude-opus-4-5#high"):
+// "chat claude-opus-4-5", with gen_ai.operation.name, gen_ai.provider.name,
+// gen_ai.request.model and sion.model (the spec).
+void name_chat(otlp::Span& span, std::string_view spec);
+
 // The session's spans as kept, every run's, by start.
 [[nodiscard]] Result<std::vector<otlp::Span>> load_spans(Db& db, std::string_view session);
 
