@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "lib/otlp_export.hpp"
 
-#include "lib/http.hpp"
 #include "lib/text.hpp"
 
 #include <chrono>
@@ -10,7 +9,15 @@
 namespace sion::otlp {
 
 Exporter::Exporter(Export where, Origin origin, Failed failed)
-    : m_where(std::move(where)), m_origin(std::move(origin)), m_failed(std::move(failed)) {}
+    : m_where(std::move(where)), m_origin(std::move(origin)), m_failed(std::move(failed)) {
+    try {
+        m_thread = std::thread([this] { loop(); });
+    } catch (const std::system_error& e) {
+        m_gave_up = true;
+        if (m_failed)
+            m_failed(std::string("no thread to export with: ") + e.what());
+    }
+}
 
 Exporter::~Exporter() {
     {
@@ -34,23 +41,22 @@ void Exporter::add(std::vector<Span> spans) {
                 break;
             m_waiting.push_back(std::move(s));
         }
-        if (!m_thread.joinable()) {
-            try {
-                m_thread = std::thread([this] { loop(); });
-            } catch (const std::system_error& e) {
-                m_gave_up = true;
-                m_waiting.clear();
-                if (m_failed)
-                    m_failed(std::string("no thread to export with: ") + e.what());
-                return;
-            }
-        }
     }
     m_wake.notify_all();
 }
 
 void Exporter::loop() {
+    // Made ready while the run goes on, so that what is sent at its end costs only the sending.
+    auto client = HttpClient::make();
     std::unique_lock<std::mutex> hold(m_lock);
+    if (!client) {
+        m_gave_up = true;
+        m_waiting.clear();
+        hold.unlock();
+        if (m_failed)
+            m_failed(client.error().message());
+        return;
+    }
     while (true) {
         // A batch goes when it is full, a second after it began, or at the end.
         m_wake.wait(hold, [this] { return m_stopping || !m_waiting.empty(); });
@@ -64,7 +70,7 @@ void Exporter::loop() {
                          std::make_move_iterator(m_waiting.begin() + static_cast<ptrdiff_t>(n)));
             m_waiting.erase(m_waiting.begin(), m_waiting.begin() + static_cast<ptrdiff_t>(n));
             hold.unlock();
-            std::string why = send(batch);
+            std::string why = send(*client, batch);
             if (!why.empty() && m_failed)
                 m_failed(why);
             hold.lock();
@@ -80,7 +86,7 @@ void Exporter::loop() {
     }
 }
 
-std::string Exporter::send(const std::vector<Span>& spans) const {
+std::string Exporter::send(HttpClient& client, const std::vector<Span>& spans) const {
     HttpRequest request;
     request.method = "POST";
     request.url = m_where.endpoint;
@@ -96,7 +102,7 @@ std::string Exporter::send(const std::vector<Span>& spans) const {
     request.timeout = std::chrono::milliseconds(m_where.timeout_ms);
     request.connect_timeout = request.timeout;
     request.max_response_size = size_t{1} << 20;
-    auto response = http_send(request);
+    auto response = client.send(request);
     if (!response)
         return response.error().message();
     if (response->status < 200 || response->status > 299)

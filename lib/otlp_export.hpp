@@ -13,6 +13,7 @@
 // Threads: add() may be called from any thread.
 #pragma once
 
+#include "lib/http.hpp"
 #include "lib/otlp.hpp"
 
 #include <condition_variable>
@@ -28,7 +29,8 @@ class Exporter {
 public:
     using Failed = std::function<void(const std::string& why)>;
 
-    // Nothing is sent, and no thread started, before the first add().
+    // Starts its thread, which makes ready to send (libcurl loaded, its handle made) while the
+    // caller goes on; nothing is sent before the first add().
     Exporter(Export where, Origin origin, Failed failed);
     Exporter(const Exporter&) = delete;
     Exporter& operator=(const Exporter&) = delete;
@@ -42,8 +44,8 @@ public:
 
 private:
     void loop();
-    // One POST of `spans`; "" when the collector took them, else why not.
-    std::string send(const std::vector<Span>& spans) const;
+    // One POST of `spans` on `client`; "" when the collector took them, else why not.
+    std::string send(HttpClient& client, const std::vector<Span>& spans) const;
 
     Export m_where;
     Origin m_origin;
