@@ -33,7 +33,8 @@ text = open(sys.argv[1]).read()
 if text:
     v = json.loads(text)
     assert len(v["hooks"]) == v["ran"], v
-    assert all(h["hook"] >= 1 and 0 < h["start_us"] <= h["end_us"] for h in v["hooks"]), v
+    assert all(h["hook"] >= 1 and 0 < h["start_us"] <= h["end_us"] and h["start_us"] == int(h["start_us"])
+               for h in v["hooks"]), v
 PY
     sed -E 's/,"hooks":\[.*\]\}$/}/' "$scratch/verdict"
     return $status

@@ -106,7 +106,7 @@ expect_exit 0 sion-hooks check && expect_out "ok: no hooks ('$hooks_file' does n
 cp "$scratch/good.json" "$hooks_file" && chmod 600 "$hooks_file"
 printf '%s\n' "$event" >"$scratch/event"
 expect_exit 0 sion-hooks fire before-tool <"$scratch/event" &&
-    expect_grep '^\{"event":"before-tool","allow":true,"ran":1,"failures":\[\],"hooks":\[\{"hook":1,"command":"[^"]*mark.sh","start_us":[0-9]+,"end_us":[0-9]+\}\]\}$' "$scratch/out"
+    expect_grep '^\{"event":"before-tool","allow":true,"ran":1,"failures":\[\],"hooks":\[\{"hook":1,"command":"[^"]*mark.sh","start_us":[0-9.e+]+,"end_us":[0-9.e+]+\}\]\}$' "$scratch/out"
 [ -e "$scratch/ran" ] && ok || fail "the hook did not run once the file was fixed"
 
 # A SION_HOME that is not a path: bad configuration.
