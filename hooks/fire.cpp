@@ -8,6 +8,7 @@
 #include "lib/child.hpp"
 #include "lib/home.hpp"
 #include "lib/json.hpp"
+#include "lib/otlp.hpp"
 #include "lib/text.hpp"
 
 #include <sys/stat.h>
@@ -120,11 +121,6 @@ Ending run_hook(const Hook& hook, const EventInput& event, const std::string& in
     return end;
 }
 
-int64_t unix_ns() {
-    using namespace std::chrono;
-    return duration_cast<nanoseconds>(system_clock::now().time_since_epoch()).count();
-}
-
 bool is_for(const Hook& hook, const EventInput& event) {
     if (hook.event != event.event)
         return false;
@@ -178,10 +174,10 @@ Verdict fire(const std::vector<Hook>& hooks, const EventInput& event, const Fire
         ++verdict.ran;
         size_t number = i + 1;
         std::string command = command_text(hook.command);
-        int64_t start = unix_ns();
+        int64_t start = otlp::now_ns();
         Ending end = run_hook(hook, event, input, options);
-        verdict.runs.push_back(
-            {number, command, start, unix_ns(), end.kind == Ending::Kind::failed ? end.why : ""});
+        verdict.runs.push_back({number, command, start, otlp::now_ns(),
+                                end.kind == Ending::Kind::failed ? end.why : ""});
         if (end.kind == Ending::Kind::failed)
             verdict.failures.push_back({number, command, end.why, end.err});
         if (event.event == Event::before_tool && end.kind != Ending::Kind::ok) {

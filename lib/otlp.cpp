@@ -6,8 +6,11 @@
 #include "lib/text.hpp"
 
 #include <sys/random.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 
@@ -72,7 +75,16 @@ std::string raw(std::string_view hex) {
     return out;
 }
 
+// SplitMix64's step: ids unique enough where getrandom(2) is refused (a seccomp filter).
+uint64_t mixed(uint64_t x) {
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
 std::string random_hex(size_t bytes) {
+    static std::atomic<uint64_t> s_drawn{0};
     std::string buf(bytes, '\0');
     while (true) {
         size_t got = 0;
@@ -81,8 +93,16 @@ std::string random_hex(size_t bytes) {
             if (n < 0 && errno == EINTR)
                 continue;
             if (n <= 0)
-                break; // getrandom(2) does not fail for so few bytes once the pool is ready
+                break;
             got += static_cast<size_t>(n);
+        }
+        // What getrandom(2) did not give (it never fails for so few bytes once the pool is
+        // ready, unless it is refused): the clock, the process and a count, mixed.
+        for (uint64_t seed =
+                 static_cast<uint64_t>(now_ns()) ^ (static_cast<uint64_t>(::getpid()) << 40);
+             got < bytes; ++got) {
+            uint64_t v = mixed(seed ^ s_drawn.fetch_add(1));
+            buf[got] = static_cast<char>(v & 0xff);
         }
         std::string hex = to_hex(buf);
         if (hex.find_first_not_of('0') != std::string::npos)
@@ -175,6 +195,11 @@ Json key_values_json(JsonView attributes) {
 }
 
 } // namespace
+
+int64_t now_ns() {
+    using namespace std::chrono;
+    return duration_cast<nanoseconds>(system_clock::now().time_since_epoch()).count();
+}
 
 std::string new_trace_id() {
     return random_hex(16);

@@ -50,6 +50,9 @@ struct Span {
     std::vector<Link> links;
 };
 
+// The wall clock in Unix nanoseconds, as spans keep times.
+[[nodiscard]] int64_t now_ns();
+
 // New random ids (getrandom(2)): 16 and 8 bytes as lowercase hex, never all zero.
 [[nodiscard]] std::string new_trace_id();
 [[nodiscard]] std::string new_span_id();

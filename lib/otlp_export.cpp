@@ -3,6 +3,7 @@
 
 #include "lib/text.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <system_error>
 
@@ -23,6 +24,8 @@ Exporter::~Exporter() {
     {
         std::lock_guard<std::mutex> hold(m_lock);
         m_stopping = true;
+        m_deadline =
+            std::chrono::steady_clock::now() + std::chrono::milliseconds(m_where.timeout_ms);
     }
     m_wake.notify_all();
     if (m_thread.joinable())
@@ -64,13 +67,29 @@ void Exporter::loop() {
             m_wake.wait_for(hold, std::chrono::seconds(1),
                             [this] { return m_stopping || m_waiting.size() >= k_batch; });
         while (!m_waiting.empty() && !m_gave_up) {
+            // At most k_batch spans, and about k_batch_bytes of them (one at least).
+            size_t n = 0;
+            size_t bytes = 0;
+            while (n < m_waiting.size() && n < k_batch && (n == 0 || bytes < k_batch_bytes)) {
+                const Span& s = m_waiting[n++];
+                bytes += 128 + s.name.size() + s.status_message.size() + s.attributes.dump().size();
+            }
             std::vector<Span> batch;
-            size_t n = std::min(m_waiting.size(), k_batch);
             batch.assign(std::make_move_iterator(m_waiting.begin()),
                          std::make_move_iterator(m_waiting.begin() + static_cast<ptrdiff_t>(n)));
             m_waiting.erase(m_waiting.begin(), m_waiting.begin() + static_cast<ptrdiff_t>(n));
+            auto timeout = std::chrono::milliseconds(m_where.timeout_ms);
+            if (m_stopping) {
+                auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    m_deadline - std::chrono::steady_clock::now());
+                if (left.count() <= 0) { // the end's one timeout is spent: the rest is dropped
+                    m_waiting.clear();
+                    break;
+                }
+                timeout = std::min(timeout, left);
+            }
             hold.unlock();
-            std::string why = send(*client, batch);
+            std::string why = send(*client, batch, timeout);
             if (!why.empty() && m_failed)
                 m_failed(why);
             hold.lock();
@@ -86,7 +105,8 @@ void Exporter::loop() {
     }
 }
 
-std::string Exporter::send(HttpClient& client, const std::vector<Span>& spans) const {
+std::string Exporter::send(HttpClient& client, const std::vector<Span>& spans,
+                           std::chrono::milliseconds timeout) const {
     HttpRequest request;
     request.method = "POST";
     request.url = m_where.endpoint;
@@ -99,8 +119,8 @@ std::string Exporter::send(HttpClient& client, const std::vector<Span>& spans) c
         request.headers.add("Content-Type", "application/x-protobuf");
         request.body = encode_protobuf(m_origin, spans);
     }
-    request.timeout = std::chrono::milliseconds(m_where.timeout_ms);
-    request.connect_timeout = request.timeout;
+    request.timeout = timeout;
+    request.connect_timeout = timeout;
     request.max_response_size = size_t{1} << 20;
     auto response = client.send(request);
     if (!response)

@@ -173,4 +173,26 @@ Result<std::optional<std::string>> lookup(std::string_view name) {
     return store.get(name);
 }
 
+std::vector<std::string> values_to_hide(const std::string& home) {
+    std::vector<std::string> values;
+    if (auto store = Store::open(home, false))
+        if (auto names = store->names())
+            for (const std::string& name : *names)
+                if (auto value = store->get(name); value && *value)
+                    values.push_back(**value);
+    auto secret_name = [](std::string_view name) {
+        for (std::string_view end : {"_KEY", "_TOKEN", "_SECRET", "_PASSWORD"})
+            if (name.ends_with(end))
+                return true;
+        return name.find("_SECRET_") != std::string_view::npos;
+    };
+    for (char** e = environ; *e != nullptr; ++e) {
+        std::string_view pair(*e);
+        size_t eq = pair.find('=');
+        if (eq != std::string_view::npos && eq + 1 < pair.size() && secret_name(pair.substr(0, eq)))
+            values.emplace_back(pair.substr(eq + 1));
+    }
+    return values;
+}
+
 } // namespace sion::secrets

@@ -36,6 +36,12 @@ namespace sion::secrets {
 // nothing is created.
 [[nodiscard]] Result<std::optional<std::string>> lookup(std::string_view name);
 
+// The values a record that others read (a run's trace) must never hold: every credential kept
+// in the store of `home`, and the values of the environment's variables named as secrets are
+// named (ending in _KEY, _TOKEN, _SECRET or _PASSWORD, or holding _SECRET_: ANTHROPIC_API_KEY,
+// GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY). A store that cannot be opened adds none.
+[[nodiscard]] std::vector<std::string> values_to_hide(const std::string& home);
+
 // A file of $SION_HOME/agents sealed (SealedFile, AES-256-GCM) under the secrets' key file,
 // agents/secrets.key: the credentials (secrets.bin, below), the MCP servers' authorizations
 // (mcp-auth.bin) and the ChatGPT sign-in (chatgpt.bin) are each one. What read() gives is the

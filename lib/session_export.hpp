@@ -19,7 +19,8 @@ namespace sion {
 // numbers do not hold them exactly). Exit::no_input when there is no such session.
 [[nodiscard]] Result<Json> export_session(Db& db, std::string_view id);
 
-// Puts an exported session into `db`, in one transaction; its agent must be there already. A
+// Puts an exported session into `db`, in one transaction; its agent must be there already (an
+// export without spans, made before sion kept traces, has none). A
 // session of that id already there is left as it is, and false returned. Exit::data for what is
 // not an export: an unknown table or column, a value that is not null, a number or text.
 [[nodiscard]] Result<bool> import_session(Db& db, JsonView exported);

@@ -17,7 +17,6 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <csignal>
 
 #include <map>
@@ -27,13 +26,6 @@
 namespace sion::mcpd {
 
 namespace {
-
-// The wall clock in Unix microseconds: when a server was asked and answered, for the session's
-// trace.
-int64_t unix_us() {
-    using namespace std::chrono;
-    return duration_cast<microseconds>(system_clock::now().time_since_epoch()).count();
-}
 
 using rpc::Message;
 using rpc::Reply;
@@ -440,7 +432,7 @@ private:
                 meta.set("traceparent", *tp);
                 params.set("_meta", std::move(meta));
             }
-            int64_t start = unix_us();
+            int64_t start = otlp::now_ns() / 1000;
             s->client->request("tools/call", std::move(params), [respond, start](Result<Json> r) {
                 if (!r) {
                     respond(answer_failure(r.error()));
@@ -448,7 +440,7 @@ private:
                 }
                 Json a = tool_answer(*r);
                 a.set("start_us", start);
-                a.set("end_us", unix_us());
+                a.set("end_us", otlp::now_ns() / 1000);
                 respond(Reply::ok(std::move(a)));
             });
             break;

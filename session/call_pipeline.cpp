@@ -110,7 +110,9 @@ Result<ToolResult> CallPipeline::timed_run(Tool& tool, CallRow& row, otlp::Span 
     }
     if (!done) {
         run.error = true;
-        run.status_message = done.error().message();
+        // What the runtime says of a failed run may quote the call: content.
+        run.status_message =
+            m_p.trace->captures_content() ? done.error().message() : "the tool's run failed";
     }
     m_p.trace->end(std::move(run));
     return done;
@@ -160,9 +162,12 @@ void CallPipeline::hooks_step(const CallRow& row, const char* event, int64_t sta
     hooks.attributes.set("sion.hooks.ran", static_cast<int64_t>(verdict.runs.size()));
     if (!verdict.allow) {
         hooks.attributes.set("sion.hooks.blocked", true);
-        hooks.attributes.set("sion.hooks.reason", std::string_view(verdict.reason));
+        if (m_p.trace->captures_content()) // what the hook said, for the model
+            hooks.attributes.set("sion.hooks.reason", std::string_view(verdict.reason));
     }
     for (const HookRun& h : verdict.runs) {
+        if (h.start_ns <= 0 || h.end_ns < h.start_ns)
+            continue; // told without its times
         otlp::Span one =
             m_p.trace->begin(format("hook %lld", static_cast<long long>(h.hook)), hooks.span_id);
         one.start_ns = h.start_ns;
@@ -403,6 +408,11 @@ Result<std::vector<Json>> CallPipeline::run_beside(std::span<const Asked> calls)
         if (r.blocked || r.answered)
             continue;
         r.run = step(r.row, "call");
+        {
+            std::lock_guard<std::mutex> hold(m_spans_lock);
+            if (m_under_way_span.empty())
+                m_under_way_span = r.run.span_id;
+        }
         auto run = [&r, this] { r.done = timed_run(*r.tool, r.row, std::move(r.run)); };
         try {
             threads.emplace_back(run);
@@ -413,6 +423,10 @@ Result<std::vector<Json>> CallPipeline::run_beside(std::span<const Asked> calls)
     for (auto& t : threads)
         t.join();
     m_under_way.clear();
+    {
+        std::lock_guard<std::mutex> hold(m_spans_lock);
+        m_under_way_span.clear();
+    }
     if (m_store_failure) {
         Error failure = std::move(*m_store_failure);
         m_store_failure.reset();
@@ -433,6 +447,19 @@ Result<std::vector<Json>> CallPipeline::run_beside(std::span<const Asked> calls)
     }
     m_asked_as.clear();
     return results;
+}
+
+void CallPipeline::end_open_spans(const char* why) {
+    std::map<std::string, otlp::Span> open;
+    {
+        std::lock_guard<std::mutex> hold(m_spans_lock);
+        open.swap(m_spans);
+    }
+    for (auto& [id, span] : open) {
+        span.error = true;
+        span.status_message = why;
+        m_p.trace->end(std::move(span));
+    }
 }
 
 void CallPipeline::journal_step(const CallRow& row, otlp::Span& journal, const Begun& begun) {

@@ -101,6 +101,16 @@ public:
     // that call ends with this Error, and so does the run.
     void store_failed(Error error);
 
+    // The span of the run of the call under way (of the first, of calls side by side), "" between
+    // calls: what happens during it (a server's completion) goes under it.
+    [[nodiscard]] std::string under_way_span() {
+        std::lock_guard<std::mutex> hold(m_spans_lock);
+        return m_under_way_span;
+    }
+
+    // Ends the spans of calls that were begun and will not finish (the store failed), as `why`.
+    void end_open_spans(const char* why);
+
     // The calls finished so far, programs' included.
     [[nodiscard]] int finished() const { return m_finished; }
 
@@ -163,9 +173,12 @@ private:
     std::optional<Error> m_store_failure;
     int m_finished = 0;
     models::Usage m_spent;
-    std::mutex m_spans_lock;                   // calls that run side by side tag their spans
-    std::map<std::string, otlp::Span> m_spans; // of the calls under way, by call id
-    std::string m_under_way_span;              // the run of the call under way: its programs'
+    // The spans of the calls under way, by call id, and the run of the call under way (its
+    // programs' calls go under it): touched by a program's calls and a server's questions from
+    // the threads they come on.
+    std::mutex m_spans_lock;
+    std::map<std::string, otlp::Span> m_spans;
+    std::string m_under_way_span;
 };
 
 } // namespace sion::session

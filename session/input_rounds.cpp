@@ -21,9 +21,9 @@ Json Loop::elicit(JsonView params) {
 
 rpc::Reply Loop::sample(JsonView params) {
     // A span of the trace under the call during which the server asked.
-    auto during = otlp::parse_traceparent(running_traceparent());
+    std::string during = m_calls.under_way_span();
     otlp::Span span =
-        m_p.trace->begin("chat", during ? during->span_id : m_p.trace->root(), otlp::Kind::client);
+        m_p.trace->begin("chat", during.empty() ? m_p.trace->root() : during, otlp::Kind::client);
     Completion c = write_completion(
         params,
         [this, &span](const std::string& spec) {

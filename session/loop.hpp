@@ -47,6 +47,7 @@ public:
     ~Loop() {
         if (m_p.mcp != nullptr)
             m_p.mcp->set_asks({});
+        abandon_trace();
     }
 
     Result<Ending> run();
@@ -134,6 +135,10 @@ private:
     // The end of the run (session.cpp): stored, told to the run-end hooks, shown.
     Result<Ending> finish(const char* state, std::string why);
 
+    // A run that ended without finish() (its store failed): its spans ended as interrupted and
+    // kept as they can be.
+    void abandon_trace();
+
     SessionParts& m_p;
     CallPipeline m_calls;
     std::vector<models::ToolSpec> m_specs;
@@ -152,6 +157,7 @@ private:
     std::vector<int64_t> m_resting_until; // steady ms, per model: left alone until then
     Ending m_ending;
     otlp::Span m_run_span;      // the trace's root, ended by finish()
+    bool m_run_open = false;    // begun, and not ended yet
     std::string m_asking_under; // the span models' calls go under: the run's, or a compaction's
 };
 

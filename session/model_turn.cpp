@@ -184,7 +184,7 @@ Status Loop::record_answer(models::Answer& answer) {
         SION_TRY(Txn txn, Txn::begin(*m_p.db));
         SION_CHECK(append_message(*m_p.db, m_p.row.id, m));
         SION_CHECK(add_usage(*m_p.db, m_p.row.id, answer.usage));
-        SION_CHECK(m_p.trace->store(*m_p.db, m_p.row.id));
+        m_p.trace->store(*m_p.db, m_p.row.id);
         SION_CHECK(txn.commit());
     }
     m_conversation.push_back(std::move(m));

@@ -198,17 +198,13 @@ Result<proto::ExecResult> SandboxClient::exec(const proto::ExecRequest& request)
     Elsewhere spent{"sandbox", now_ns(), 0, Json::object()};
     auto answer = m_caller->call("sandbox/exec", proto::exec_request_to_json(request));
     spent.end_ns = now_ns();
-    if (!answer) {
-        note_elsewhere(std::move(spent));
-        return gone(answer.error());
-    }
-    if (answer->kind == rpc::Kind::error) {
-        note_elsewhere(std::move(spent));
-        return make_error(Exit::data, "the sandbox refused the command: %.*s",
-                          static_cast<int>(answer->error_message.size()),
-                          answer->error_message.data());
-    }
-    auto result = proto::exec_result_from_json(answer->result);
+    Result<proto::ExecResult> result =
+        !answer ? Result<proto::ExecResult>(gone(answer.error()))
+        : answer->kind == rpc::Kind::error
+            ? make_error(Exit::data, "the sandbox refused the command: %.*s",
+                         static_cast<int>(answer->error_message.size()),
+                         answer->error_message.data())
+            : proto::exec_result_from_json(answer->result);
     if (result) {
         // The command's own time, and what it used, beside the sandbox's whole.
         spent.attributes.set("sion.sandbox.command_ms", result->wall_ms);

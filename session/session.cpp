@@ -10,6 +10,7 @@ namespace sion::session {
 
 Result<Ending> Loop::run() {
     m_run_span = m_p.trace->begin_root("invoke_agent sion", m_p.trace_from);
+    m_run_open = true;
     m_asking_under = m_p.trace->root();
     {
         Json& a = m_run_span.attributes;
@@ -164,10 +165,22 @@ Result<Ending> Loop::finish(const char* state, std::string why) {
         a.set("sion.run.why", std::string_view(m_ending.why));
         m_run_span.status_message = m_ending.why;
     }
+    m_run_open = false;
     m_p.trace->end(std::move(m_run_span));
-    SION_CHECK(m_p.trace->store(*m_p.db, m_p.row.id));
+    m_p.trace->store(*m_p.db, m_p.row.id);
     m_p.out->end(m_p.row, m_ending);
     return m_ending;
+}
+
+void Loop::abandon_trace() {
+    if (!m_run_open)
+        return;
+    m_run_open = false;
+    m_calls.end_open_spans("interrupted");
+    m_run_span.error = true;
+    m_run_span.status_message = "the run stopped: the session's store failed";
+    m_p.trace->end(std::move(m_run_span));
+    m_p.trace->store(*m_p.db, m_p.row.id);
 }
 
 Result<Ending> run_session(SessionParts& parts) {

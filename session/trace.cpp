@@ -11,11 +11,6 @@
 
 namespace sion::session {
 
-int64_t now_ns() {
-    using namespace std::chrono;
-    return duration_cast<nanoseconds>(system_clock::now().time_since_epoch()).count();
-}
-
 Trace::Trace() : m_id(otlp::new_trace_id()), m_root(otlp::new_span_id()) {}
 
 void Trace::export_to(otlp::Export where, std::string_view version, otlp::Exporter::Failed failed) {
@@ -63,14 +58,20 @@ void Trace::end(otlp::Span span) {
     m_ended.push_back(std::move(span));
 }
 
-Status Trace::store(Db& db, std::string_view session) {
+void Trace::store(Db& db, std::string_view session) {
     std::vector<otlp::Span> spans;
     {
         std::lock_guard<std::mutex> hold(m_lock);
         spans.swap(m_ended);
     }
     if (spans.empty())
-        return {};
+        return;
+    (void)insert_spans(db, session, spans);
+    if (m_exporter)
+        m_exporter->add(std::move(spans));
+}
+
+Status insert_spans(Db& db, std::string_view session, const std::vector<otlp::Span>& spans) {
     SION_TRY(Stmt insert, db.prepare("INSERT OR REPLACE INTO spans (session, trace, span, parent, "
                                      "name, kind, start_ns, end_ns, attributes, error, links) "
                                      "VALUES (?1, ?2, ?3, nullif(?4, ''), ?5, ?6, ?7, ?8, ?9, "
@@ -102,8 +103,6 @@ Status Trace::store(Db& db, std::string_view session) {
         SION_CHECK(insert.run());
         insert.reset();
     }
-    if (m_exporter)
-        m_exporter->add(std::move(spans));
     return {};
 }
 

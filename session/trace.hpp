@@ -32,8 +32,7 @@
 
 namespace sion::session {
 
-// The wall clock in Unix nanoseconds, as spans keep times.
-[[nodiscard]] int64_t now_ns();
+using otlp::now_ns;
 
 class Trace {
 public:
@@ -74,8 +73,9 @@ public:
     }
 
     // Stores the spans ended since the last store() with the session (in the caller's
-    // transaction, if it has one), and hands them to the exporter.
-    [[nodiscard]] Status store(Db& db, std::string_view session);
+    // transaction, if it has one), and hands them to the exporter. Spans that cannot be stored
+    // are dropped: the trace never fails a run.
+    void store(Db& db, std::string_view session);
 
 private:
     std::string m_id;
@@ -131,6 +131,10 @@ private:
 // "chat claude-opus-4-5", with gen_ai.operation.name, gen_ai.provider.name,
 // gen_ai.request.model and sion.model (the spec).
 void name_chat(otlp::Span& span, std::string_view spec);
+
+// Stores `spans` with the session.
+[[nodiscard]] Status insert_spans(Db& db, std::string_view session,
+                                  const std::vector<otlp::Span>& spans);
 
 // The session's spans as kept, every run's, by start.
 [[nodiscard]] Result<std::vector<otlp::Span>> load_spans(Db& db, std::string_view session);

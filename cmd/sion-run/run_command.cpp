@@ -39,43 +39,26 @@ using namespace sion::session; // the engine these commands drive
 namespace {
 
 const char* environment_variable(const char* name) {
-    return std::getenv(name); // NOLINT(concurrency-mt-unsafe): before any thread
-}
-
-// Whether a variable of this name holds a secret by its name's custom (ANTHROPIC_API_KEY,
-// GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY, MAIL_PASSWORD).
-bool secret_name(std::string_view name) {
-    for (std::string_view end : {"_KEY", "_TOKEN", "_SECRET", "_PASSWORD"})
-        if (name.ends_with(end))
-            return true;
-    return name.find("_SECRET_") != std::string_view::npos;
+    return std::getenv(name); // NOLINT(concurrency-mt-unsafe): no thread changes the environment
 }
 
 // The run's trace: exported as the OTEL_* variables say (one that is wrong is told, and the trace
-// only kept), its spans redacted of the credentials kept and of the environment's secrets, its
-// root linked to the span TRACEPARENT names (a parent's agent_spawn).
+// only kept), its spans redacted of the credentials kept, the environment's secrets and the
+// collector's own headers, its root linked to the span TRACEPARENT names (a parent's agent_spawn).
 void start_trace(SessionParts& parts, const std::string& home) {
+    std::vector<std::string> secrets = secrets::values_to_hide(home);
     auto exporting = otlp::export_from_environment("sion", environment_variable);
-    if (!exporting)
+    if (!exporting) {
         log_error("%s; the run's trace is kept with the session, not exported",
                   exporting.error().message().c_str());
-    else
+    } else {
+        for (const auto& header : exporting->headers)
+            secrets.push_back(header.second);
         parts.trace->export_to(std::move(*exporting), version(), [](const std::string& why) {
             log_error("cannot export the run's trace: %s; its spans are kept with the session "
                       "(sion agent show SESSION --trace)",
                       why.c_str());
         });
-    std::vector<std::string> secrets;
-    if (auto store = secrets::Store::open(home, false))
-        if (auto names = store->names())
-            for (const std::string& name : *names)
-                if (auto value = secrets::lookup(name); value && *value)
-                    secrets.push_back(**value);
-    for (char** e = environ; *e != nullptr; ++e) {
-        std::string_view pair(*e);
-        size_t eq = pair.find('=');
-        if (eq != std::string_view::npos && eq + 1 < pair.size() && secret_name(pair.substr(0, eq)))
-            secrets.emplace_back(pair.substr(eq + 1));
     }
     parts.trace->set_secrets(secrets);
     if (const char* from = environment_variable("TRACEPARENT"))

@@ -95,7 +95,8 @@ int show_trace(Db& db, const SessionRow& row, bool json) {
     std::vector<otlp::Span> spans = or_die(load_spans(db, row.id));
     if (spans.empty())
         die(make_error(Exit::no_input,
-                       "session %s has no trace: its runs were made before sion kept them",
+                       "session %s has no trace: its runs were made before sion kept traces, or "
+                       "were killed before their first answer",
                        row.id.c_str()));
     if (json) {
         otlp::Origin origin;

@@ -143,5 +143,23 @@ TEST(SessionExport, WhatIsNotAnExportWritesNothing) {
     EXPECT_EQ(dump(other), R"([[],[],[],[],[]])");
 }
 
+TEST(SessionExport, AnExportFromBeforeTracesHasNoSpans) {
+    Db from = store();
+    fill(from);
+    Json exported = *export_session(from, k_session);
+    Json tables = exported.take("tables");
+    (void)tables.take("spans");
+    exported.set("tables", std::move(tables));
+    Db to = store();
+    auto imported = import_session(to, exported.view());
+    ASSERT_OK(imported);
+    EXPECT_TRUE(*imported);
+    auto q = to.prepare("SELECT (SELECT count(*) FROM spans), (SELECT count(*) FROM calls)");
+    ASSERT_OK(q);
+    ASSERT_TRUE(*q->step());
+    EXPECT_EQ(q->column_int(0), 0);
+    EXPECT_EQ(q->column_int(1), 1);
+}
+
 } // namespace
 } // namespace sion
