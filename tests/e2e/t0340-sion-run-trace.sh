@@ -59,7 +59,7 @@ cat >work.json <<'JSON'
   {"calls": [{"tool": "shell", "input": {"command": "echo shell-said-hello; cat token.txt"}}],
    "usage": {"input_tokens": 1200, "output_tokens": 30, "cache_read_tokens": 1000, "cache_write_tokens": 150},
    "model": "claude-test-1", "id": "msg_01"},
-  {"calls": [{"tool": "web_read_note", "input": {"name": "plans"}}],
+  {"calls": [{"tool": "web_read_note", "input": {"name": "plans"}}, {"tool": "web_read_note", "input": {"name": "missing-Qz9"}}],
    "usage": {"input_tokens": 1300, "output_tokens": 20}},
   {"text": "All tidy.", "usage": {"input_tokens": 1400, "output_tokens": 5}, "finish_reason": "end_turn"}
 ]}
@@ -115,7 +115,7 @@ for session, content_type, service in ((first, "application/x-protobuf", "sion")
     assert root["scope"]["name"] == "sion", root["scope"]
     a = root["attributes"]
     assert a["gen_ai.operation.name"] == "invoke_agent" and a["gen_ai.agent.name"] == "coder", a
-    assert a["sion.run.state"] == "done" and a["sion.run.calls"] == 2, a
+    assert a["sion.run.state"] == "done" and a["sion.run.calls"] == 3, a
     assert a["gen_ai.usage.input_tokens"] == 3900 and a["gen_ai.usage.cache_read.input_tokens"] == 1000, a
     assert root["status"]["code"] == 0, root["status"]
 
@@ -140,8 +140,12 @@ for session, content_type, service in ((first, "application/x-protobuf", "sion")
 
     # The shell call: its steps, its hook, the sandbox's time.
     tools = [s for s in children(root) if s["name"].startswith("execute_tool ")]
-    assert [s["name"] for s in tools] == ["execute_tool shell", "execute_tool web_read_note"], tools
-    shell, note = tools
+    assert [s["name"] for s in tools] == ["execute_tool shell"] + ["execute_tool web_read_note"] * 2, tools
+    shell = tools[0]
+    note = next(t for t in tools[1:] if t["attributes"]["sion.call.state"] == "ok")
+    missing = next(t for t in tools[1:] if t["attributes"]["sion.call.state"] == "error")
+    # A call that failed: ERROR, and what it said is not in its span.
+    assert missing["status"] == {"code": 2, "message": "error"} and missing["attributes"]["error.type"] == "error", missing
     a = shell["attributes"]
     assert a["gen_ai.operation.name"] == "execute_tool" and a["gen_ai.tool.name"] == "shell", a
     assert a["gen_ai.tool.call.id"].startswith("call_1_"), a
@@ -173,7 +177,7 @@ for session, content_type, service in ((first, "application/x-protobuf", "sion")
 
     # Content capture is off: nothing the person, the model or a tool said is in a span.
     text = json.dumps(spans)
-    for said in ("garden-7Qx", "shell-said-hello", "a note to read", "All tidy", secret):
+    for said in ("garden-7Qx", "shell-said-hello", "a note to read", "All tidy", "missing-Qz9", secret):
         assert said not in text, said
 # Nothing another request asked carried a trace context.
 assert all(e.get("traceparent") is None for e in log if e.get("rpc") != "tools/call"), log
@@ -226,7 +230,7 @@ grep -q '^agent: All tidy.$' "$scratch/out" && ok || fail "the run did not end a
 [ "$(grep -c "cannot export" "$scratch/err")" -eq 1 ] && ok || fail "not one line about the collector: $(cat "$scratch/err")"
 expect_grep "^sion-run: cannot export the run's trace: cannot reach 'http://127.0.0.1:$otel/v1/traces': .*; its spans are kept with the session \\(sion agent show SESSION --trace\\)$" "$scratch/err"
 expect_exit 0 sion agent show "$(session_of)" --trace
-[ "$(grep -c '^  execute_tool ' "$scratch/out")" -eq 2 ] && ok || fail "the spans were not kept: $(cat "$scratch/out")"
+[ "$(grep -c '^  execute_tool ' "$scratch/out")" -eq 3 ] && ok || fail "the spans were not kept: $(cat "$scratch/out")"
 # A variable that is wrong is told, and the trace only kept.
 expect_exit 0 run OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$otel" OTEL_EXPORTER_OTLP_PROTOCOL=grpc
 expect_grep "^sion-run: the OTLP protocol is 'grpc': sion speaks http/protobuf or http/json; the run's trace is kept with the session, not exported$" "$scratch/err"
