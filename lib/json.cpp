@@ -367,9 +367,61 @@ Result<bool> JsonView::boolean_or(std::string_view key, bool fallback) const {
     return boolean(key);
 }
 
+namespace {
+
+// A whole number of 16 digits or more, up to 2^53 (Unix microseconds, nanoseconds' millions):
+// cJSON prints one as "1.79664485718136e+15" when that is exact; it is printed whole instead.
+bool long_integer(const cJSON* node) {
+    if (!cJSON_IsNumber(node))
+        return false;
+    double d = std::fabs(node->valuedouble);
+    return d >= 1e15 && d <= 9007199254740992.0 && d == std::floor(d);
+}
+
+bool has_long_integer(const cJSON* node) {
+    if (long_integer(node))
+        return true;
+    for (const cJSON* c = node->child; c != nullptr; c = c->next)
+        if (has_long_integer(c))
+            return true;
+    return false;
+}
+
+std::string whole(double d) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.0f", d);
+    return text;
+}
+
+// Each long integer under `node` made, in place, a raw node of its digits (its key kept).
+void print_whole(cJSON* node) {
+    for (cJSON* c = node->child; c != nullptr; c = c->next) {
+        if (!long_integer(c)) {
+            print_whole(c);
+            continue;
+        }
+        std::string digits = whole(c->valuedouble);
+        auto* text = static_cast<char*>(cJSON_malloc(digits.size() + 1));
+        if (text == nullptr)
+            continue; // printed as cJSON prints it
+        std::memcpy(text, digits.c_str(), digits.size() + 1);
+        c->type = (c->type & ~0xff) | cJSON_Raw;
+        c->valuestring = text;
+    }
+}
+
+} // namespace
+
 std::string JsonView::dump() const {
     if (m_node == nullptr)
         return {};
+    if (long_integer(m_node))
+        return whole(m_node->valuedouble);
+    if (has_long_integer(m_node)) {
+        Json copy = Json::copy_of(*this);
+        print_whole(const_cast<cJSON*>(copy.view().raw()));
+        return copy.view().dump();
+    }
     char* text = cJSON_PrintUnformatted(m_node);
     if (text == nullptr)
         return {};

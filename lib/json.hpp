@@ -95,7 +95,8 @@ public:
 
     [[nodiscard]] Iterator end() const { return Iterator(nullptr); }
 
-    // Compact JSON text ("" for an empty view).
+    // Compact JSON text ("" for an empty view). A whole number is printed with all its digits up
+    // to 2^53 (1796644857181360, never 1.79664485718136e+15).
     [[nodiscard]] std::string dump() const;
 
     [[nodiscard]] const cJSON* raw() const { return m_node; }

@@ -647,4 +647,29 @@ TEST(JsonRewrite, AMemberRenamedToAnotherMembersNameIsRemoved) {
 }
 
 } // namespace
+TEST(Json, WholeNumbersArePrintedWithAllTheirDigits) {
+    Json o = Json::object();
+    o.set("us", int64_t{1796644857181360});
+    o.set("odd", int64_t{1796644857181363});
+    o.set("max", int64_t{9007199254740992});
+    o.set("neg", int64_t{-1000000000000000});
+    o.set("small", int64_t{42});
+    o.set("half", Json::number(0.5));
+    o.set("big", Json::number(1e300));
+    Json list = Json::array();
+    list.push(Json::integer(1796644857181360));
+    o.set("list", std::move(list));
+    EXPECT_EQ(o.dump(), R"({"us":1796644857181360,"odd":1796644857181363,"max":9007199254740992,)"
+                        R"("neg":-1000000000000000,"small":42,"half":0.5,"big":1e+300,)"
+                        R"("list":[1796644857181360]})");
+    EXPECT_EQ(Json::integer(1796644857181360).dump(), "1796644857181360");
+    // Read back, the same numbers.
+    auto back = Json::parse(o.dump());
+    ASSERT_TRUE(back);
+    EXPECT_EQ(back->view().integer("us").value_or(0), 1796644857181360);
+    EXPECT_EQ(back->dump(), o.dump());
+    // What was printed is untouched.
+    EXPECT_TRUE(o.view().get("us").is_number());
+}
+
 } // namespace sion
