@@ -49,6 +49,9 @@ function(sion_pkg_headers target module debian)
 endfunction()
 sion_pkg_headers(archive libarchive libarchive-dev)
 sion_pkg_headers(xml libxml-2.0 libxml2-dev)
+# libedit (a console's line editing and history, lib/line_editor.cpp) likewise: loaded when a
+# console first reads at a terminal.
+sion_pkg_headers(edit libedit libedit-dev)
 # search_files' regular expressions: RE2 matches in time linear in the text, whatever the pattern.
 sion_pkg(re2 re2 libre2-dev)
 # The sandbox's seccomp filter, compiled when sion is built (sandboxd/generate/): not linked by any

@@ -152,6 +152,16 @@ size_t on_header(char* data, size_t size, size_t count, void* user) noexcept {
     }
 }
 
+int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) noexcept {
+    auto* transfer = static_cast<HttpTransfer*>(user);
+    try {
+        return transfer->goes_on() ? 0 : 1;
+    } catch (...) {
+        transfer->fail(HttpTransfer::Failure::threw);
+        return 1;
+    }
+}
+
 size_t on_write(char* data, size_t size, size_t count, void* user) noexcept {
     auto* transfer = static_cast<HttpTransfer*>(user);
     try {
@@ -299,6 +309,11 @@ void set_callbacks(Options& o, HttpTransfer& transfer, char* error_buffer) {
     o.set(CURLOPT_WRITEDATA, &transfer);
     o.set(CURLOPT_OPENSOCKETFUNCTION, on_open_socket);
     o.set(CURLOPT_OPENSOCKETDATA, &transfer);
+    if (transfer.asks_to_go_on()) {
+        o.set(CURLOPT_XFERINFOFUNCTION, on_progress);
+        o.set(CURLOPT_XFERINFODATA, &transfer);
+        o.set(CURLOPT_NOPROGRESS, 0L);
+    }
 }
 
 // `text` with the user info of `proxy`, and its password alone, replaced by "[redacted]".
@@ -414,6 +429,13 @@ bool HttpTransfer::may_connect(const sockaddr* to) {
     return false;
 }
 
+bool HttpTransfer::goes_on() {
+    if (m_request.go_on()) // NOLINT: called only when set (asks_to_go_on)
+        return true;
+    m_failure = Failure::told_to_stop;
+    return false;
+}
+
 bool HttpTransfer::body_chunk(std::string_view chunk) {
     if (m_abandoned) {
         m_failure = Failure::abandoned;
@@ -457,6 +479,9 @@ Error HttpTransfer::error(CURLcode code) const {
     case Failure::stopped:
     case Failure::abandoned:
         return make_error(Exit::data, "cannot read '%s': the receiver stopped the transfer",
+                          url.c_str());
+    case Failure::told_to_stop:
+        return make_error(Exit::temp_fail, "cannot read '%s': the transfer was stopped",
                           url.c_str());
     case Failure::threw:
         return make_error(Exit::software, "cannot read '%s': a callback threw an exception",

@@ -20,7 +20,8 @@
 //
 // Errors (a non-2xx status is not one): Exit::timeout when a time limit runs out, Exit::unavailable
 // when the peer cannot be reached or the TLS handshake fails, Exit::data for a bad URL or header, a
-// response over the size limit or an aborting callback, Exit::software for a callback that threw.
+// response over the size limit or an aborting callback, Exit::temp_fail for a transfer go_on
+// stopped, Exit::software for a callback that threw.
 // Messages name the URL without its user info, query or fragment: "cannot reach
 // 'http://127.0.0.1:8080/v1': Timeout was reached (Operation timed out after 300 milliseconds
 // ...)".
@@ -94,6 +95,10 @@ struct HttpRequest {
     // When set, receives the body in chunks as they arrive instead of HttpResponse::body;
     // returning false ends the transfer (Exit::data).
     std::function<bool(std::string_view chunk)> on_body;
+    // When set, asked about once a second and whenever data moves whether the transfer goes on;
+    // false ends it (Exit::temp_fail "cannot read '…': the transfer was stopped"): a console's
+    // /stop, heard even while a stream is silent.
+    std::function<bool()> go_on;
     // When set, decides whether the request may go where its URL leads (see above): an error it
     // returns is the request's, and nothing is sent. Not with `proxy` (Exit::software): the proxy
     // would resolve the name; with environment_proxy, see above.

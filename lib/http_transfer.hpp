@@ -66,6 +66,9 @@ public:
     // Whether curl may open a connection to `to`: with a reach, only to an address it was shown
     // (the pin should see to that; this makes sure).
     bool may_connect(const sockaddr* to);
+    // Whether the transfer goes on (the request's go_on, when it has one).
+    bool goes_on();
+    [[nodiscard]] bool asks_to_go_on() const { return static_cast<bool>(m_request.go_on); }
 
     enum class Failure {
         none,
@@ -74,7 +77,8 @@ public:
         stopped,
         threw,
         abandoned,
-        unchecked_address
+        unchecked_address,
+        told_to_stop
     };
 
     void fail(Failure failure) { m_failure = failure; }

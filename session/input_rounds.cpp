@@ -4,15 +4,30 @@
 #include "session/elicit.hpp"
 #include "session/loop.hpp"
 
+#include <algorithm>
+#include <chrono>
+
 namespace sion::session {
 
 Json Loop::elicit(JsonView params) {
     std::string server(params.string_or("server", "").value_or(""));
-    Terminal terminal{[this](std::string_view text) { m_p.person.say(text); },
-                      [this](std::string_view prompt) { return m_p.person.ask(prompt); }};
-    Elicited asked = m_p.person.present() ? sion::session::elicit(params, terminal)
-                                          : declined("declined, since there is no one to ask here ("
-                                                     + m_p.person.absent_why() + ")");
+    // One deadline for the whole question, however many lines its answer takes.
+    using Clock = std::chrono::steady_clock;
+    std::optional<Clock::time_point> deadline;
+    if (m_p.question_within_ms)
+        deadline = Clock::now() + std::chrono::milliseconds(*m_p.question_within_ms);
+    Person& person = *m_p.person;
+    Terminal terminal{[&person](std::string_view text) { person.say(text); },
+                      [&person, &deadline](std::string_view prompt) -> std::optional<std::string> {
+                          if (!deadline)
+                              return person.ask(prompt);
+                          auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                              *deadline - Clock::now());
+                          return person.ask(prompt, std::max<int64_t>(left.count(), 0));
+                      }};
+    Elicited asked = person.present() ? sion::session::elicit(params, terminal)
+                                      : declined("declined, since there is no one to ask here ("
+                                                 + person.absent_why() + ")");
     if (auto kept = mcp_line(server, "MCP server " + server + " asked for input: " + asked.said);
         !kept)
         m_calls.store_failed(kept.error());

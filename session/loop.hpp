@@ -26,7 +26,7 @@ class Loop {
 public:
     explicit Loop(SessionParts& parts)
         : m_p(parts),
-          m_calls({parts.db, &parts.row, parts.settings.autonomy, &parts.person, &parts.hooks,
+          m_calls({parts.db, &parts.row, parts.settings.autonomy, parts.person.get(), &parts.hooks,
                    parts.out, &parts.context,
                    [this](std::string_view name) { return find_tool(name); }, parts.trace.get()}),
           m_resting_until(parts.models.size(), 0) {
@@ -131,6 +131,13 @@ private:
     // Whether `request` could take the run past its token budget: what the run has used, the
     // request's estimate, and the most room for thinking any of its models is given.
     bool over_budget(const models::Request& request) const;
+
+    // Whether the person asked to stop the run (SessionParts::stop).
+    bool stopping() const;
+
+    // What is sent last each turn: the person's standing instructions of a console (/system), if
+    // any, then the MCP servers' note `servers`; nullopt when there is neither.
+    std::optional<Json> turn_note(std::optional<Json> servers) const;
 
     // The end of the run (session.cpp): stored, told to the run-end hooks, shown.
     Result<Ending> finish(const char* state, std::string why);

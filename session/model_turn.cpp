@@ -141,7 +141,8 @@ Result<models::Answer> Loop::ask(const models::Request& request) {
                                                                        : "refused");
         m_p.trace->end(std::move(span));
         failed_model = model.name();
-        if (!models::worth_another_model(answer.error()) || k + 1 == order.size())
+        m_p.out->text_cut();
+        if (!models::worth_another_model(answer.error()) || k + 1 == order.size() || stopping())
             break;
         m_resting_until[order[k]] = models::steady_ms() + k_model_rest_ms;
         m_p.out->notice(last.message() + "; asking " + m_p.models[order[k + 1]]->name());
@@ -196,7 +197,7 @@ Status Loop::record_answer(models::Answer& answer) {
 }
 
 int64_t Loop::tokens_used() const {
-    return m_ending.usage.input_tokens + m_ending.usage.output_tokens;
+    return m_p.used_before + m_ending.usage.input_tokens + m_ending.usage.output_tokens;
 }
 
 bool Loop::over_budget(const models::Request& request) const {

@@ -5,8 +5,11 @@
 #include "lib/text.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cctype>
 #include <cerrno>
 
@@ -28,12 +31,24 @@ bool Person::allows(std::string_view question) {
     return answer == "y" || answer == "yes";
 }
 
-std::optional<std::string> Person::ask(std::string_view prompt) {
+std::optional<std::string> Person::ask(std::string_view prompt, std::optional<int64_t> within_ms) {
     if (!present() || !write_all(m_tty.get(), prompt))
         return std::nullopt;
+    using Clock = std::chrono::steady_clock;
+    auto deadline = Clock::now() + std::chrono::milliseconds(within_ms.value_or(0));
     std::string answer;
     char c = 0;
     while (true) {
+        if (within_ms) {
+            auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+            if (left.count() <= 0) {
+                (void)write_all(m_tty.get(), "\n"); // no one answered: the question is over
+                return std::nullopt;
+            }
+            pollfd p{m_tty.get(), POLLIN, 0};
+            if (::poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 60'000))) <= 0)
+                continue; // interrupted, or not yet: the time left is measured again
+        }
         ssize_t n = ::read(m_tty.get(), &c, 1);
         if (n < 0 && errno == EINTR)
             continue;

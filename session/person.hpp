@@ -6,6 +6,7 @@
 
 #include "lib/fd.hpp"
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -34,10 +35,12 @@ public:
 
     // Shows `prompt` and reads a line of answer, without its newline (at most 4 KiB of it kept);
     // nullopt at the end of input, or with no one to ask.
-    [[nodiscard]] std::optional<std::string> ask(std::string_view prompt);
+    // With `within_ms`, an answer not given by then is nullopt too.
+    [[nodiscard]] virtual std::optional<std::string>
+    ask(std::string_view prompt, std::optional<int64_t> within_ms = std::nullopt);
 
     // Shows `text` on the terminal, as it is.
-    void say(std::string_view text);
+    virtual void say(std::string_view text);
 
 private:
     Person(Fd tty, std::string absent) : m_tty(std::move(tty)), m_absent(std::move(absent)) {}

@@ -118,16 +118,23 @@ Result<Ending> Loop::run() {
     SION_CHECK(append_message(*m_p.db, m_p.row.id, task));
     m_conversation.push_back(std::move(task));
     while (true) {
-        std::optional<Json> noted = refresh_mcp();
+        if (stopping())
+            return finish("stopped", k_stopped_by_person);
+        std::optional<Json> noted = turn_note(refresh_mcp());
         SION_TRY(std::vector<Json> sent_now, sent());
         if (noted)
             sent_now.push_back(std::move(*noted));
         models::Request request{system, m_specs, sent_now};
+        request.go_on = [this] { return !stopping(); };
+        if (m_p.out->streams())
+            request.on_text = [this](std::string_view piece) { m_p.out->text_piece(piece); };
         if (over_budget(request))
             return finish("stopped", format("the token budget of %lld tokens is spent (%lld used)",
                                             static_cast<long long>(*m_p.settings.budget_tokens),
                                             static_cast<long long>(tokens_used())));
         auto answer = ask(request);
+        if (!answer && stopping())
+            return finish("stopped", k_stopped_by_person);
         if (!answer)
             return finish("failed", answer.error().message());
         SION_CHECK(record_answer(*answer));
@@ -137,6 +144,23 @@ Result<Ending> Loop::run() {
         for (auto& result : results)
             m_conversation.push_back(std::move(result));
     }
+}
+
+bool Loop::stopping() const {
+    return m_p.stop && m_p.stop();
+}
+
+std::optional<Json> Loop::turn_note(std::optional<Json> servers) const {
+    if (m_p.standing.empty())
+        return servers;
+    std::string text = "## The person's instructions for this chat\n" + m_p.standing;
+    if (servers)
+        text += "\n\n" + std::string(servers->view().string_or("text", "").value_or(""));
+    Json note = Json::object();
+    note.set("role", "user");
+    note.set("text", std::string_view(text));
+    note.set("note", true);
+    return note;
 }
 
 Result<Ending> Loop::finish(const char* state, std::string why) {

@@ -17,6 +17,7 @@
 #include "lib/db.hpp"
 #include "lib/models/model.hpp"
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -39,7 +40,7 @@ struct SessionParts {
     std::vector<std::unique_ptr<models::Model>> models;
     std::vector<std::unique_ptr<Tool>> tools;
     ToolContext context;
-    Person person;
+    std::unique_ptr<Person> person = std::make_unique<Person>(); // no one to ask, unless set
     Hooks hooks;
     Output* out = nullptr;
     McpClient* mcp = nullptr; // the session's MCP servers; nullptr when it has none
@@ -57,12 +58,28 @@ struct SessionParts {
     // root links to that span.
     std::unique_ptr<Trace> trace = std::make_unique<Trace>();
     std::optional<otlp::Link> trace_from;
+    // Asked between the run's steps and while a model's answer is awaited: true when the person
+    // asked to stop the run (a console's /stop or Ctrl-C). The run then ends "stopped" as soon as
+    // the call under way, if any, has ended; an answer awaited is given up. Empty: never.
+    std::function<bool()> stop;
+    // What the person's instructions of a console add to the system prompt (/system): sent after
+    // the conversation each turn, with the MCP servers' note, so that the start a provider caches
+    // stays the same. Empty for none.
+    std::string standing;
+    // The tokens a console's earlier runs used: its --budget-tokens counts the whole chat.
+    int64_t used_before = 0;
+    // How long a server's question waits for an answer before it is cancelled (a console's ten
+    // minutes); nullopt: until the input ends.
+    std::optional<int64_t> question_within_ms;
 };
 
 // Runs the session to the end of this run and records how it ended. Returns its Ending; an Error
 // only when the store itself fails (then the session stays "running" in it, and `show` says it was
 // interrupted).
 [[nodiscard]] Result<Ending> run_session(SessionParts& parts);
+
+// The `why` of a run the person stopped.
+inline constexpr const char* k_stopped_by_person = "the person stopped it";
 
 // The exit status of `sion-run run` for a run that ended so: 0 done, 1 stopped (budget), 69 failed
 // (no model answered).

@@ -112,7 +112,75 @@ void append_escaped(std::string& out, std::string_view text) {
     }
 }
 
+// Whether enough of a line that has not ended has come to judge it: 24 bytes after its blanks
+// (the longest marker, "session " and 16 hex digits).
+bool judged(std::string_view start) {
+    size_t at = 0;
+    while (at < start.size()) {
+        Decoded d = decode(start, at);
+        if (d.length == 0 || !is_blank(d.point))
+            break;
+        at += d.length;
+    }
+    return start.size() - at >= 24;
+}
+
+// The length of `text` without a UTF-8 sequence its end cuts off.
+size_t whole_sequences(std::string_view text) {
+    for (size_t back = 1; back <= 3 && back <= text.size(); ++back) {
+        auto c = static_cast<unsigned char>(text[text.size() - back]);
+        if ((c & 0xC0) == 0x80)
+            continue; // a continuation byte: its lead is further back
+        size_t length = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3
+                                     : (c & 0xF8) == 0xF0 ? 4 : 1;
+        return length > back ? text.size() - back : text.size();
+    }
+    return text.size();
+}
+
 } // namespace
+
+std::string ShownStream::feed(std::string_view piece) {
+    m_text.append(piece);
+    return shown(false);
+}
+
+std::string ShownStream::finish() {
+    return shown(true);
+}
+
+std::string ShownStream::shown(bool whole) {
+    std::string out;
+    while (true) {
+        std::string_view rest = std::string_view(m_text).substr(m_shown);
+        size_t nl = rest.find('\n');
+        if (m_break) {
+            std::string_view next = rest.substr(0, nl);
+            if (nl == std::string_view::npos && !whole && !judged(next))
+                return out;
+            out += looks_like_ours(next) ? (m_crlf ? "\\r\\n" : "\\n") : "\n";
+            m_break = false;
+        }
+        if (nl == std::string_view::npos) {
+            size_t n = rest.size();
+            if (!whole) {
+                if (n > 0 && rest[n - 1] == '\r')
+                    --n;
+                n = whole_sequences(rest.substr(0, n));
+            }
+            append_escaped(out, rest.substr(0, n));
+            m_shown += n;
+            return out;
+        }
+        std::string_view line = rest.substr(0, nl);
+        m_crlf = !line.empty() && line.back() == '\r';
+        if (m_crlf)
+            line.remove_suffix(1);
+        append_escaped(out, line);
+        m_shown += nl + 1;
+        m_break = true;
+    }
+}
 
 std::string shown_line(std::string_view text) {
     std::string out;

@@ -30,4 +30,26 @@ namespace sion::session {
 [[nodiscard]] std::string shown_line(std::string_view text);
 [[nodiscard]] std::string shown_lines(std::string_view text);
 
+// The model's text as it streams, shown as shown_lines() shows it whole: of each piece, what can
+// be shown for sure, the rest held back until the next piece or the end. Held back are a line
+// break until enough of the next line has come to judge it (its line break, or 24 bytes after its
+// blanks), a CR that may begin a CR LF, and a UTF-8 sequence cut in two. The pieces that feed()
+// and finish() return, joined, are shown_lines() of the text.
+class ShownStream {
+public:
+    [[nodiscard]] std::string feed(std::string_view piece);
+    [[nodiscard]] std::string finish();
+
+    // Everything fed.
+    [[nodiscard]] const std::string& text() const { return m_text; }
+
+private:
+    [[nodiscard]] std::string shown(bool whole);
+
+    std::string m_text;
+    size_t m_shown = 0;    // m_text's bytes shown (a line break held counts as shown)
+    bool m_break = false;  // a line break before m_shown waits to be judged
+    bool m_crlf = false;   // that line break was CR LF
+};
+
 } // namespace sion::session

@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <mutex>
+#include <optional>
 
 namespace sion::session {
 
@@ -22,6 +23,13 @@ namespace {
 // Writes one line to standard output and flushes it. A reader that went away ends the program at
 // once and quietly, as SIGPIPE ends a filter, and a full disk with "write error" (74): the store
 // is consistent at any instant, and the session is then shown as interrupted.
+void put_part(std::FILE* out, std::string_view part) {
+    errno = 0;
+    std::fwrite(part.data(), 1, part.size(), out);
+    if (std::fflush(out) != 0 || std::ferror(out) != 0)
+        die_of_stdout_error(errno != 0 ? errno : EIO);
+}
+
 void put(std::FILE* out, std::string_view line) {
     errno = 0;
     std::fwrite(line.data(), 1, line.size(), out);
@@ -57,7 +65,8 @@ constexpr const char* k_cyan = "36";
 
 class Transcript final : public Output {
 public:
-    Transcript(std::FILE* out, bool colour) : m_out(out), m_colour(colour) {}
+    Transcript(std::FILE* out, bool colour, bool streaming)
+        : m_out(out), m_colour(colour), m_streaming(streaming) {}
 
     void session(const SessionRow& row, bool continued) override {
         put(m_out, paint(k_bold, format("session %s for agent %.8s%s", row.id.c_str(),
@@ -92,7 +101,33 @@ public:
     }
 
     void text(std::string_view text) override {
+        if (m_stream && text.starts_with(m_stream->text())) {
+            std::string rest = m_stream->feed(text.substr(m_stream->text().size()));
+            put(m_out, rest + m_stream->finish());
+            m_stream.reset();
+            return;
+        }
+        text_cut();
         put(m_out, paint(k_bold, "agent:") + " " + shown_lines(text));
+    }
+
+    [[nodiscard]] bool streams() const override { return m_streaming; }
+
+    void text_piece(std::string_view piece) override {
+        std::string shown;
+        if (!m_stream) {
+            m_stream.emplace();
+            shown = paint(k_bold, "agent:") + " ";
+        }
+        shown += m_stream->feed(piece);
+        put_part(m_out, shown);
+    }
+
+    void text_cut() override {
+        if (!m_stream)
+            return;
+        put(m_out, m_stream->finish());
+        m_stream.reset();
     }
 
     void call(const CallRow& call) override {
@@ -150,8 +185,10 @@ private:
         return out;
     }
 
+    std::optional<ShownStream> m_stream; // the text streaming now, if any
     std::FILE* m_out;
     bool m_colour;
+    bool m_streaming;
 };
 
 class Events final : public Output {
@@ -278,10 +315,10 @@ private:
 
 } // namespace
 
-std::unique_ptr<Output> make_output(bool json, std::FILE* out, bool colour) {
+std::unique_ptr<Output> make_output(bool json, std::FILE* out, bool colour, bool streaming) {
     if (json)
         return std::make_unique<Events>(out);
-    return std::make_unique<Transcript>(out, colour);
+    return std::make_unique<Transcript>(out, colour, streaming);
 }
 
 OptionSpec colour_option() {

@@ -48,6 +48,12 @@ public:
     virtual void mcp(std::string_view server, std::string_view text) = 0;
     virtual void reasoning(std::string_view text) = 0;
     virtual void text(std::string_view text) = 0;
+    // Whether the model's text is shown as it streams: then text_piece() is told each piece, and
+    // text() the whole once it is in, which ends what the pieces began; a model that fails
+    // mid-answer is followed by text_cut(), which ends the line its pieces began.
+    [[nodiscard]] virtual bool streams() const { return false; }
+    virtual void text_piece(std::string_view /*piece*/) {}
+    virtual void text_cut() {}
     virtual void call(const CallRow& call) = 0;
     virtual void result(const CallRow& call) = 0;
     // A compaction, as its record is kept (compaction.hpp): what the model is sent from now on.
@@ -65,7 +71,10 @@ public:
 // marks its lines apart with ANSI colours: calls (→) cyan, results (←) green, failures (✗) and an
 // ending other than done red, the agent's words and the first and last lines bold, reasoning dim;
 // uncoloured, it is plain text.
-[[nodiscard]] std::unique_ptr<Output> make_output(bool json, std::FILE* out, bool colour = false);
+// A streaming transcript shows the model's text as it comes (a console's), its lines the same
+// in the end.
+[[nodiscard]] std::unique_ptr<Output> make_output(bool json, std::FILE* out, bool colour = false,
+                                                  bool streaming = false);
 
 // --color=WHEN, for the commands that print a transcript.
 [[nodiscard]] OptionSpec colour_option();

@@ -294,8 +294,12 @@ Status AnthropicReader::delta(JsonView event) {
                           static_cast<long long>(index));
     Block& b = found->second;
     std::string_view type = d.string_or("type", "").value_or("");
-    if (type == "text_delta")
-        b.text += d.string_or("text", "").value_or("");
+    if (type == "text_delta") {
+        std::string_view text = d.string_or("text", "").value_or("");
+        b.text += text;
+        if (on_text && !text.empty())
+            on_text(text);
+    }
     else if (type == "thinking_delta")
         b.text += d.string_or("thinking", "").value_or("");
     else if (type == "signature_delta")
@@ -444,7 +448,7 @@ private:
         w.headers.add("Accept", "text/event-stream");
         w.body = body.dump();
         AnthropicReader reader(origin());
-        return send_streamed(wire(), w, reader);
+        return send_streamed(wire(), w, reader, request);
     }
 };
 

@@ -50,6 +50,9 @@ class AnthropicReader {
 public:
     explicit AnthropicReader(Origin origin) : m_origin(std::move(origin)) {}
 
+    // Told the answer's text as it comes (Request::on_text).
+    std::function<void(std::string_view)> on_text;
+
     // One event of the stream. Errors: an `error` event (Exit::unavailable, or as its type says:
     // "overloaded_error: Overloaded"), a malformed one (Exit::unavailable).
     [[nodiscard]] Status on_event(const SseEvent& event);

@@ -434,6 +434,7 @@ Result<Answer> BedrockModel::call(const Request& request, const std::string& key
         for (const auto& [name, value] : signature.added.entries())
             w.headers.add(name, value);
     }
+    w.go_on = request.go_on;
     SION_TRY(WireReply reply, wire().send(w));
     return converse_answer(reply.body, origin());
 }

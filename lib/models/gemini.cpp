@@ -219,6 +219,13 @@ Status GeminiReader::take(JsonView response) {
                      && !before.get("thoughtSignature").exists()
                      && before.boolean_or("thought", false).value_or(false)
                             == part.boolean_or("thought", false).value_or(false);
+        if (on_text && text.is_string() && !part.boolean_or("thought", false).value_or(false)) {
+            // Runs of text are joined by a line break, as finish() joins them.
+            if (!joins && m_told_text)
+                on_text("\n");
+            on_text(*text.as_string());
+            m_told_text = true;
+        }
         if (!joins) {
             m_parts.push_back(Json::copy_of(part));
             continue;
@@ -316,7 +323,7 @@ private:
         w.headers.add("Accept", "text/event-stream");
         w.body = gemini_body(request, effort(), thinking_room(), origin(), with_kept).dump();
         GeminiReader reader(origin());
-        return send_streamed(wire(), w, reader);
+        return send_streamed(wire(), w, reader, request);
     }
 };
 

@@ -50,6 +50,9 @@ class GeminiReader {
 public:
     explicit GeminiReader(Origin origin) : m_origin(std::move(origin)) {}
 
+    // Told the answer's text as it comes (Request::on_text).
+    std::function<void(std::string_view)> on_text;
+
     // One event of the stream: a GenerateContentResponse, or an error.
     [[nodiscard]] Status on_event(const SseEvent& event);
     // The answer, once the stream ended; Exit::unavailable when no candidate said it finished.
@@ -66,6 +69,7 @@ private:
     std::string m_model; // modelVersion
     std::string m_id;    // responseId
     int64_t m_prompt = 0, m_output = 0, m_cached = 0;
+    bool m_told_text = false; // on_text was told some text
 };
 
 } // namespace sion::models

@@ -36,6 +36,7 @@
 #include "lib/result.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -126,6 +127,13 @@ struct Request {
     std::span<const Json> conversation;
     int64_t max_output_tokens = 16000;
     Purpose purpose = Purpose::turn;
+    // Told the answer's text piece by piece as a provider streams it (not its thinking, nor its
+    // calls); a provider that does not stream tells nothing. The pieces joined are the start of
+    // Answer::text, all of it when nothing failed. Called on the thread that asks.
+    std::function<void(std::string_view)> on_text{};
+    // Asked while the answer is awaited, about once a second; false stops the request, which then
+    // fails with Exit::temp_fail ("… the transfer was stopped"): a console's /stop.
+    std::function<bool()> go_on{};
 };
 
 struct Answer {

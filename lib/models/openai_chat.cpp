@@ -255,6 +255,9 @@ class ChatReader {
 public:
     explicit ChatReader(const Origin& origin) : m_origin(origin) {}
 
+    // Told the answer's text as it comes (Request::on_text).
+    std::function<void(std::string_view)> on_text;
+
     Status on_event(const SseEvent& event) {
         if (event.data == "[DONE]") {
             m_done = true;
@@ -306,8 +309,11 @@ private:
     };
 
     Status read_part(JsonView part, bool fragments) {
-        if (auto text = part.string("content"))
+        if (auto text = part.string("content")) {
             m_text += *text;
+            if (on_text && !text->empty())
+                on_text(*text);
+        }
         for (std::string_view field : k_reasoning_fields)
             if (auto text = part.string(field); text && !text->empty()) {
                 m_reasoning += *text;
@@ -414,7 +420,7 @@ private:
         w.headers.add("Accept", "text/event-stream");
         w.body = body.dump();
         ChatReader reader(origin());
-        return send_streamed(wire(), w, reader);
+        return send_streamed(wire(), w, reader, request);
     }
 
     const ChatProvider& m_provider;

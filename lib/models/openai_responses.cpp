@@ -192,7 +192,10 @@ Status ResponsesReader::on_event(const SseEvent& event) {
         it.call_id = std::string(item.string_or("call_id", "").value_or(""));
         it.name = std::string(item.string_or("name", "").value_or(""));
     } else if (type == "response.output_text.delta") {
-        m_items[index].text += e.string_or("delta", "").value_or("");
+        std::string_view text = e.string_or("delta", "").value_or("");
+        m_items[index].text += text;
+        if (on_text && !text.empty())
+            on_text(text);
     } else if (type == "response.function_call_arguments.delta") {
         m_items[index].arguments += e.string_or("delta", "").value_or("");
     } else if (type == "response.reasoning_summary_text.delta"
@@ -392,7 +395,7 @@ Result<Answer> ResponsesModel::send_once(const Request& request, const HttpHeade
     w.headers.add("Accept", "text/event-stream");
     w.body = body.dump();
     ResponsesReader reader(origin());
-    return send_streamed(wire(), w, reader);
+    return send_streamed(wire(), w, reader, request);
 }
 
 Result<std::unique_ptr<Model>> open_responses(const ModelSpec& spec) {

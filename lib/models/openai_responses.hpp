@@ -57,6 +57,9 @@ class ResponsesReader {
 public:
     explicit ResponsesReader(Origin origin) : m_origin(std::move(origin)) {}
 
+    // Told the answer's text as it comes (Request::on_text).
+    std::function<void(std::string_view)> on_text;
+
     // One event. Errors: response.failed and error events (Exit::unavailable: "the response
     // failed: usage_limit_reached: …"), a malformed event (Exit::unavailable).
     [[nodiscard]] Status on_event(const SseEvent& event);

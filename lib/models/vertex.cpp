@@ -303,7 +303,7 @@ private:
             return claude(request, w, with_kept);
         w.body = gemini_body(request, effort(), thinking_room(), origin(), with_kept).dump();
         GeminiReader reader(origin());
-        return send_streamed(wire(), w, reader);
+        return send_streamed(wire(), w, reader, request);
     }
 
     // Anthropic's body, Vertex AI's version in it, cached at two breakpoints: the system prompt
@@ -324,7 +324,7 @@ private:
         body.set("stream", true);
         w.body = body.dump();
         AnthropicReader reader(origin());
-        return send_streamed(wire(), w, reader);
+        return send_streamed(wire(), w, reader, request);
     }
 
     VertexSettings m_settings;

@@ -268,6 +268,7 @@ Result<WireReply> Wire::send(const WireRequest& request) {
     http.timeout = m_timeout;
     http.max_response_size = size_t{64} << 20;
     http.resolver = m_resolver;
+    http.go_on = request.go_on;
     // A user behind a proxy reaches providers through it; local: servers are on the network here.
     http.environment_proxy = m_reach == Reach::remote;
     std::optional<Error> refused;

@@ -128,6 +128,8 @@ struct WireRequest {
     // When set (and on_event is not), a 2xx body goes here in chunks as it arrives, for a
     // provider's own framing; returning an error ends the call with it.
     std::function<Status(std::string_view)> on_chunk;
+    // The model request's go_on (lib/http.hpp's), if any.
+    std::function<bool()> go_on;
 };
 
 struct WireReply {
@@ -227,10 +229,14 @@ private:
 };
 
 // `request` sent through `wire` as a stream, its events going to `reader` (a provider's reader:
-// on_event(), then finish(); or whole() for a body that came whole).
+// on_event(), then finish(); or whole() for a body that came whole), which tells its text as it
+// comes to `asked`'s on_text (its public member `on_text`); `asked`'s go_on may stop it.
 template <class Reader>
-[[nodiscard]] Result<Answer> send_streamed(Wire& wire, WireRequest& request, Reader& reader) {
+[[nodiscard]] Result<Answer> send_streamed(Wire& wire, WireRequest& request, Reader& reader,
+                                           const Request& asked) {
     request.on_event = [&](const SseEvent& e) { return reader.on_event(e); };
+    request.go_on = asked.go_on;
+    reader.on_text = asked.on_text;
     SION_TRY(WireReply reply, wire.send(request));
     return reply.streamed ? reader.finish() : reader.whole(reply.body);
 }

@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: MIT
+// libedit through dlopen: el_gets with a prompt of ours, and a history kept in a private file.
+#include "lib/line_editor.hpp"
+
+#include "lib/dl.hpp"
+
+#include <fcntl.h>
+#include <histedit.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <clocale>
+#include <cstdio>
+#include <mutex>
+
+namespace sion {
+
+namespace {
+
+constexpr const char* k_libedit = "libedit.so.2";
+
+struct EditApi {
+    decltype(&::el_init) init;
+    decltype(&::el_end) end;
+    decltype(&::el_set) set;
+    decltype(&::el_get) get;
+    decltype(&::el_gets) gets;
+    decltype(&::history_init) history_init;
+    decltype(&::history_end) history_end;
+    decltype(&::history) history;
+};
+
+Result<EditApi> load_edit() {
+    std::string why;
+    void* library = dl_open(k_libedit, why);
+    EditApi t{};
+    bool ok = library != nullptr && dl_look_up(library, "el_init", t.init, why)
+              && dl_look_up(library, "el_end", t.end, why)
+              && dl_look_up(library, "el_set", t.set, why)
+              && dl_look_up(library, "el_get", t.get, why)
+              && dl_look_up(library, "el_gets", t.gets, why)
+              && dl_look_up(library, "history_init", t.history_init, why)
+              && dl_look_up(library, "history_end", t.history_end, why)
+              && dl_look_up(library, "history", t.history, why);
+    if (!ok)
+        return dl_unavailable(k_libedit, "libedit2", why);
+    return t;
+}
+
+Result<const EditApi*> edit_api() {
+    static std::once_flag flag;
+    static std::optional<Result<EditApi>> kept;
+    std::call_once(flag, [] { kept.emplace(load_edit()); });
+    if (!*kept)
+        return kept->error();
+    return &kept->value();
+}
+
+} // namespace
+
+struct LineEditor::State {
+    const EditApi* api = nullptr;
+    std::FILE* in = nullptr;
+    std::FILE* out = nullptr;
+    EditLine* el = nullptr;
+    History* history = nullptr;
+    std::string history_file;
+    std::string prompt;
+
+    State() = default;
+    State(const State&) = delete;
+    State& operator=(const State&) = delete;
+
+    ~State() {
+        if (el != nullptr)
+            api->end(el);
+        if (history != nullptr)
+            api->history_end(history);
+        if (in != nullptr)
+            std::fclose(in);
+        if (out != nullptr)
+            std::fclose(out);
+    }
+
+    // The history written again, whole, to a file only its owner may read.
+    void save() const {
+        int fd = ::open(history_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+                        0600);
+        if (fd < 0)
+            return;
+        (void)::fchmod(fd, 0600);
+        std::FILE* f = ::fdopen(fd, "w");
+        if (f == nullptr) {
+            ::close(fd);
+            return;
+        }
+        HistEvent ev{};
+        api->history(history, &ev, H_SAVE_FP, f);
+        std::fclose(f);
+    }
+};
+
+namespace {
+
+// The prompt of the read under way (EL_CLIENTDATA points to it).
+char* prompt_of(EditLine* el) {
+    void* data = nullptr;
+    (*edit_api())->get(el, EL_CLIENTDATA, &data);
+    return static_cast<std::string*>(data)->data();
+}
+
+} // namespace
+
+LineEditor::LineEditor(std::unique_ptr<State> state) : m_state(std::move(state)) {}
+LineEditor::LineEditor(LineEditor&&) noexcept = default;
+LineEditor& LineEditor::operator=(LineEditor&&) noexcept = default;
+LineEditor::~LineEditor() = default;
+
+Result<LineEditor> LineEditor::open(int in, int out, std::string history_file) {
+    SION_TRY(const EditApi* api, edit_api());
+    // libedit edits characters, not bytes, as the locale's LC_CTYPE says (UTF-8 on most systems).
+    (void)std::setlocale(LC_CTYPE, ""); // NOLINT(concurrency-mt-unsafe): before any thread reads
+    auto state = std::make_unique<State>();
+    state->api = api;
+    state->history_file = std::move(history_file);
+    int in_copy = ::fcntl(in, F_DUPFD_CLOEXEC, 3);
+    int out_copy = ::fcntl(out, F_DUPFD_CLOEXEC, 3);
+    if (in_copy >= 0)
+        state->in = ::fdopen(in_copy, "r");
+    if (out_copy >= 0)
+        state->out = ::fdopen(out_copy, "w");
+    if (state->in == nullptr || state->out == nullptr) {
+        int e = errno;
+        if (state->in == nullptr && in_copy >= 0)
+            ::close(in_copy);
+        if (state->out == nullptr && out_copy >= 0)
+            ::close(out_copy);
+        return sys_error(Exit::os, e, "cannot open the terminal for editing");
+    }
+    state->history = api->history_init();
+    state->el = api->init("sion", state->in, state->out, state->out);
+    if (state->history == nullptr || state->el == nullptr)
+        return make_error(Exit::os, "cannot start line editing on the terminal");
+    HistEvent ev{};
+    api->history(state->history, &ev, H_SETSIZE, k_history_lines);
+    api->history(state->history, &ev, H_SETUNIQUE, 1);
+    api->history(state->history, &ev, H_LOAD, state->history_file.c_str());
+    api->set(state->el, EL_CLIENTDATA, &state->prompt);
+    api->set(state->el, EL_PROMPT, prompt_of);
+    api->set(state->el, EL_EDITOR, "emacs");
+    api->set(state->el, EL_HIST, api->history, state->history);
+    return LineEditor(std::move(state));
+}
+
+LineEditor::Read LineEditor::read(std::string_view prompt) {
+    State& s = *m_state;
+    s.prompt = std::string(prompt);
+    int count = 0;
+    errno = 0;
+    const char* line = s.api->gets(s.el, &count);
+    Read r;
+    if (line == nullptr || count <= 0) {
+        r.interrupted = count < 0 && errno == EINTR;
+        return r;
+    }
+    std::string text(line, static_cast<size_t>(count));
+    if (!text.empty() && text.back() == '\n')
+        text.pop_back();
+    if (text.find_first_not_of(" \t") != std::string::npos) {
+        HistEvent ev{};
+        s.api->history(s.history, &ev, H_ENTER, text.c_str());
+        s.save();
+    }
+    r.line = std::move(text);
+    return r;
+}
+
+} // namespace sion
