@@ -23,6 +23,7 @@ constexpr const char* k_libedit = "libedit.so.2";
 struct EditApi {
     decltype(&::el_init) init;
     decltype(&::el_end) end;
+    decltype(&::el_reset) reset;
     decltype(&::el_set) set;
     decltype(&::el_get) get;
     decltype(&::el_gets) gets;
@@ -37,6 +38,7 @@ Result<EditApi> load_edit() {
     EditApi t{};
     bool ok = library != nullptr && dl_look_up(library, "el_init", t.init, why)
               && dl_look_up(library, "el_end", t.end, why)
+              && dl_look_up(library, "el_reset", t.reset, why)
               && dl_look_up(library, "el_set", t.set, why)
               && dl_look_up(library, "el_get", t.get, why)
               && dl_look_up(library, "el_gets", t.gets, why)
@@ -162,6 +164,8 @@ LineEditor::Read LineEditor::read(std::string_view prompt) {
     Read r;
     if (line == nullptr || count <= 0) {
         r.interrupted = count < 0 && errno == EINTR;
+        if (r.interrupted)
+            s.api->reset(s.el); // the line given up, and the terminal as libedit found it
         return r;
     }
     std::string text(line, static_cast<size_t>(count));

@@ -10,6 +10,7 @@
 namespace sion::run_cmd {
 
 [[nodiscard]] int run_command(int argc, const char* const* argv);
+[[nodiscard]] int chat_command(int argc, const char* const* argv);
 [[nodiscard]] int create_command(int argc, const char* const* argv);
 [[nodiscard]] int list_command(int argc, const char* const* argv);
 [[nodiscard]] int sessions_command(int argc, const char* const* argv);

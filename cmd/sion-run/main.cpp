@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// sion-run: agent sessions (sion-run(1)). `run` runs one; create, list, sessions and show keep the
-// agents and what their sessions did; credential keeps the sealed credentials, which setup asks for.
+// sion-run: agent sessions (sion-run(1)). `run` runs one, `chat` is a console of one; create,
+// list, sessions and show keep the agents and what their sessions did; credential keeps the sealed
+// credentials, which setup asks for.
 #include "cmd/sion-run/commands.hpp"
 
 #include "lib/cli.hpp"
@@ -21,12 +22,14 @@ int main(int argc, char** argv) {
     const sion::Program program{
         "sion-run",
         "Run an agent's session: it thinks with a model and acts through tools, every call\n"
-        "passing through one policy. create makes an agent, list shows them, sessions lists\n"
-        "their sessions and show prints one's transcript; credential keeps credentials sealed,\n"
-        "and setup asks for the common ones; chatgpt signs in with a ChatGPT account.\n"
+        "passing through one policy; chat is a console, each message a run of one session.\n"
+        "create makes an agent, list shows them, sessions lists their sessions and show\n"
+        "prints one's transcript; credential keeps credentials sealed, and setup asks for\n"
+        "the common ones; chatgpt signs in with a ChatGPT account.\n"
         "The options follow the command.",
         {
             {"run", run_command, "run PROFILE AGENT --task TEXT [options]"},
+            {"chat", chat_command, "chat PROFILE AGENT [options]"},
             {"create", create_command, "create PROFILE [--model M]... [--autonomy LEVEL]"},
             {"list", list_command, "list [PROFILE] [--json]"},
             {"sessions", sessions_command, "sessions [AGENT] [--json]"},

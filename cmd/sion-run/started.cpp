@@ -365,17 +365,18 @@ std::unique_ptr<Started> start_session(const Args& args, Starting starting) {
 
 }
 
-Ending run_once(Started& s, std::string task, Json pictures) {
+Ending run_once(Started& s, std::string task, Json pictures, std::string prompt) {
     SessionParts& parts = s.parts;
     parts.task = std::move(task);
     parts.pictures = std::move(pictures);
+    if (!prompt.empty())
+        parts.prompt = std::move(prompt);
     if (s.began) {
         // A console's next message: the session as its last run left it.
         or_die(claim(s.db, parts.row.id));
         parts.row.state = "running";
         parts.continued = true;
         parts.route = Json();
-        parts.prompt.clear();
     } else if (s.stored) {
         or_die(claim(s.db, s.stored->id));
         or_die(close_interrupted_calls(s.db, *s.stored));
@@ -400,6 +401,7 @@ Ending run_once(Started& s, std::string task, Json pictures) {
     parts.trace = std::make_unique<Trace>();
     start_trace(parts, s.home);
     Ending ending = or_die(run_session(parts));
+    parts.prompt.clear();
     if (s.routed && !s.began)
         note_routed(s.home, parts, ending);
     s.began = true;

@@ -81,7 +81,9 @@ struct Started {
 
 // Runs the session once on `task` (`run`'s task, a console's message): the first run inserts or
 // claims it, a later one claims it again, each with a trace of its own; a routed session's first
-// run is noted in its profile's log of routed sessions. Dies when the store fails.
-[[nodiscard]] session::Ending run_once(Started& s, std::string task, Json pictures);
+// run is noted in its profile's log of routed sessions. `prompt` ("SERVER:PROMPT") when the task
+// is a server's prompt, which taints the session. Dies when the store fails.
+[[nodiscard]] session::Ending run_once(Started& s, std::string task, Json pictures,
+                                       std::string prompt = {});
 
 } // namespace sion::run_cmd

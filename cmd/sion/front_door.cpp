@@ -31,6 +31,7 @@ constexpr const char* k_no_first_party = "sion's own MCP servers are not part of
 const std::vector<Route>& routes() {
     static const std::vector<Route> table = {
         {{"agent", "run"}, "sion-run", {"run"}},
+        {{"agent", "chat"}, "sion-run", {"chat"}},
         {{"agent", "create"}, "sion-run", {"create"}},
         {{"agent", "list"}, "sion-run", {"list"}},
         {{"agent", "sessions"}, "sion-run", {"sessions"}},

@@ -20,6 +20,8 @@ Failure replies any stand-in understands:
   {"status": 529, "message": "Overloaded", "headers": {"retry-after": "1"}}   an error status
   {"slow": 5}                                 sleeps this long before the rest of the reply
   {"garbage": true}                           a 200 whose body is not what the API sends
+  {"hold": FILE, "hold_after": N}             a stream stops after its first N events (0) until FILE
+                                              exists (at most 60 s), and is logged {"holding": FILE}
 """
 import argparse
 import base64
@@ -134,6 +136,16 @@ class Standin:
         handler.end_headers()
         handler.wfile.write(data)
 
+    def hold(self, path):
+        """Waits until the file `path` exists, at most 60 seconds: true when it came."""
+        self.note({"holding": path})
+        deadline = time.monotonic() + 60
+        while not os.path.exists(path):
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.02)
+        return True
+
     def start_stream(self, handler):
         handler.send_response(200)
         handler.send_header("Content-Type", "text/event-stream")
@@ -146,7 +158,10 @@ class Standin:
         """Writes SSE events ((name or None, data text)), as the reply's framing asks: "crlf" line
         ends, "split" (each event in two writes, cut in its middle), comments between events."""
         end = "\r\n" if reply.get("crlf") else "\n"
-        for name, data in events:
+        for n, (name, data) in enumerate(events):
+            if reply.get("hold") and n == reply.get("hold_after", 0):
+                if not self.hold(reply["hold"]):
+                    return
             text = ""
             if name is not None:
                 text += "event: " + name + end

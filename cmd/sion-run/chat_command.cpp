@@ -1,0 +1,424 @@
+// SPDX-License-Identifier: MIT
+// sion-run chat: a console. The person's messages in turn, each a run of one session; its
+// commands begin with '/'.
+#include "cmd/sion-run/commands.hpp"
+#include "cmd/sion-run/console.hpp"
+#include "cmd/sion-run/started.hpp"
+#include "lib/home.hpp"
+#include "lib/log.hpp"
+#include "lib/text.hpp"
+#include "session/shown.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+
+namespace sion::run_cmd {
+
+using namespace sion::session; // the engine these commands drive
+
+namespace {
+
+// How long a server's question waits for an answer in a chat before it is cancelled (seed 000).
+constexpr int64_t k_question_seconds = 600;
+
+constexpr const char* k_help =
+    "Say what the agent is to do; each message is a run of the session. Commands:\n"
+    "  /help                       this list\n"
+    "  /model [M]                  the models, first first; M (provider:model) first of all\n"
+    "  /system [TEXT | --off]      your standing instructions for this chat, sent each turn\n"
+    "  /usage                      the tokens used, cache reads and writes apart, and the budget\n"
+    "  /stop                       stop the run under way (Ctrl-C at a terminal)\n"
+    "  /prompts                    the prompts of the session's MCP servers\n"
+    "  /prompt SERVER PROMPT [NAME=VALUE...]   say a server's prompt as your message\n"
+    "  /exit                       end the chat (Ctrl-D)";
+
+// A command line's words: blanks part them, and quotes (single or double) keep blanks in one.
+// Exit::usage for a quote left open.
+Result<std::vector<std::string>> words_of(std::string_view line) {
+    std::vector<std::string> words;
+    std::string word;
+    bool in_word = false;
+    char quote = 0;
+    for (char c : line) {
+        if (quote != 0) {
+            if (c == quote)
+                quote = 0;
+            else
+                word += c;
+        } else if (c == '"' || c == '\'') {
+            quote = c;
+            in_word = true;
+        } else if (c == ' ' || c == '\t') {
+            if (in_word)
+                words.push_back(std::move(word));
+            word.clear();
+            in_word = false;
+        } else {
+            word += c;
+            in_word = true;
+        }
+    }
+    if (quote != 0)
+        return make_error(Exit::usage, "a quote (%c) is left open", quote);
+    if (in_word)
+        words.push_back(std::move(word));
+    return words;
+}
+
+std::string with_commas(const std::vector<std::string>& items) {
+    std::string out;
+    for (const std::string& item : items)
+        out += (out.empty() ? "" : ", ") + item;
+    return out;
+}
+
+class Chat {
+public:
+    Chat(const Args& args, ConsoleInput& input, bool colour, int64_t question_ms)
+        : m_args(args), m_input(input), m_colour(colour), m_question_ms(question_ms) {}
+
+    // Reads and does what the person says until the input ends or /exit. Returns the exit status.
+    int go();
+
+private:
+    // A command (a line beginning with '/'); false for /exit.
+    bool command(std::string_view line);
+
+    // The session, started now if it is not yet: on `task` (routed when new), or on none.
+    Started& session(std::optional<std::string> task = std::nullopt,
+                     std::optional<PromptTask> prompt = std::nullopt);
+
+    // One run on the person's message (or a server's prompt, `prompt` naming it).
+    void say(std::string task, std::string prompt = {});
+
+    void model(const std::vector<std::string>& words);
+    void system(std::string_view text);
+    void usage();
+    void prompts();
+    void prompt(const std::vector<std::string>& words);
+
+    // The models chosen with /model put first of all, and the standing instructions, in the
+    // session and in what it keeps.
+    void apply_choices();
+    Status choose(const std::string& spec);
+    void keep_settings();
+
+    const Args& m_args;
+    ConsoleInput& m_input;
+    bool m_colour;
+    int64_t m_question_ms;
+    std::unique_ptr<Started> m_s;
+    std::vector<std::string> m_chosen;   // /model's, before the session started; first first
+    std::optional<std::string> m_system; // /system's, before the session started ("" for --off)
+    models::Usage m_used;                // this chat's runs
+};
+
+int Chat::go() {
+    if (m_input.at_terminal())
+        std::printf("sion chat with agent %s of %s: /help for commands, Ctrl-D to end\n",
+                    m_args.operands()[1].c_str(), m_args.operands()[0].c_str());
+    while (true) {
+        ConsoleInput::Line line = m_input.next(m_input.at_terminal() ? "> " : "");
+        if (line.interrupted) {
+            if (!m_input.at_terminal())
+                return 128 + 2; // SIGINT with nothing under way ends a chat on standard input
+            std::printf("\n");
+            continue;
+        }
+        if (!line.text)
+            break;
+        std::string_view said = trim_space(*line.text);
+        if (said.empty())
+            continue;
+        if (said.front() == '/') {
+            if (!command(said))
+                break;
+            continue;
+        }
+        say(std::string(said));
+    }
+    if (m_input.at_terminal())
+        std::printf("\n");
+    return 0;
+}
+
+bool Chat::command(std::string_view line) {
+    size_t space = line.find_first_of(" \t");
+    std::string name(line.substr(0, space));
+    std::string_view rest = space == std::string_view::npos ? "" : trim_space(line.substr(space));
+    auto words = words_of(rest);
+    if (!words) {
+        report(words.error());
+        return true;
+    }
+    if (name == "/exit" || name == "/quit")
+        return false;
+    if (name == "/help")
+        std::printf("%s\n", k_help);
+    else if (name == "/model")
+        model(*words);
+    else if (name == "/system")
+        system(rest);
+    else if (name == "/usage")
+        usage();
+    else if (name == "/stop")
+        std::printf("nothing is under way to stop\n");
+    else if (name == "/prompts")
+        prompts();
+    else if (name == "/prompt")
+        prompt(*words);
+    else
+        log_error("there is no command %s: /help lists them", shown_line(name).c_str());
+    std::fflush(stdout);
+    return true;
+}
+
+Started& Chat::session(std::optional<std::string> task, std::optional<PromptTask> prompt) {
+    if (m_s)
+        return *m_s;
+    Starting starting;
+    starting.task = std::move(task);
+    starting.prompt = std::move(prompt);
+    starting.json = m_args.has("json");
+    starting.colour = m_colour;
+    starting.streaming = true;
+    if (!starting.json)
+        starting.person = m_input.person();
+    m_s = start_session(m_args, std::move(starting));
+    m_s->parts.stop = [this] { return m_input.stop_asked(); };
+    m_s->parts.question_within_ms = m_question_ms;
+    m_s->parts.standing =
+        std::string(m_s->parts.settings.stored.view().string_or("system", "").value_or(""));
+    apply_choices();
+    return *m_s;
+}
+
+void Chat::say(std::string task, std::string prompt) {
+    Started& s = session(task);
+    m_input.run_begins();
+    s.parts.used_before = m_used.input_tokens + m_used.output_tokens;
+    Ending ending = run_once(s, std::move(task), Json::array(), std::move(prompt));
+    add_to(m_used, ending.usage);
+}
+
+void Chat::apply_choices() {
+    for (auto it = m_chosen.rbegin(); it != m_chosen.rend(); ++it)
+        if (Status chosen = choose(*it); !chosen)
+            report(chosen.error());
+    m_chosen.clear();
+    if (m_system) {
+        m_s->parts.standing = *m_system;
+        m_system.reset();
+    }
+    keep_settings();
+}
+
+Status Chat::choose(const std::string& spec) {
+    SION_TRY(std::string kept, models::kept_model_spec(spec));
+    SION_TRY(std::unique_ptr<models::Model> opened, models::open_model(kept));
+    SessionParts& p = m_s->parts;
+    for (size_t i = 0; i < p.models.size(); ++i)
+        if (p.models[i]->name() == kept) {
+            p.models.erase(p.models.begin() + static_cast<std::ptrdiff_t>(i));
+            p.settings.models.erase(p.settings.models.begin() + static_cast<std::ptrdiff_t>(i));
+            break;
+        }
+    p.models.insert(p.models.begin(), std::move(opened));
+    p.settings.models.insert(p.settings.models.begin(), kept);
+    return {};
+}
+
+// What the session keeps of its settings, its models and standing instructions as chosen here:
+// a continued session (--session) begins with them.
+void Chat::keep_settings() {
+    SessionParts& p = m_s->parts;
+    p.settings.stored.set("models", Json::strings(p.settings.models));
+    if (p.standing.empty())
+        (void)p.settings.stored.take("system");
+    else
+        p.settings.stored.set("system", std::string_view(p.standing));
+    if (!m_s->began)
+        return; // the first run keeps them
+    p.row.settings = Json::copy_of(p.settings.stored);
+    or_die(set_settings(m_s->db, p.row.id, p.settings.stored));
+}
+
+void Chat::model(const std::vector<std::string>& words) {
+    if (words.size() > 1) {
+        log_error("give one model: /model provider:model");
+        return;
+    }
+    if (words.empty()) {
+        if (m_s)
+            std::printf("models, first first: %s\n", with_commas(m_s->parts.settings.models).c_str());
+        else if (!m_chosen.empty())
+            std::printf("models, first first: %s, then the session's\n",
+                        with_commas(m_chosen).c_str());
+        else
+            std::printf("the session's models are chosen with its first message\n");
+        return;
+    }
+    if (!m_s) {
+        // Checked now, kept until the session starts.
+        auto kept = models::kept_model_spec(words[0]);
+        auto opened = kept ? models::open_model(*kept) : Result<std::unique_ptr<models::Model>>(kept.error());
+        if (!opened) {
+            report(opened.error());
+            return;
+        }
+        std::erase(m_chosen, *kept);
+        m_chosen.insert(m_chosen.begin(), *kept);
+        std::printf("%s comes first of all once the session starts\n", kept->c_str());
+        return;
+    }
+    if (Status chosen = choose(words[0]); !chosen) {
+        report(chosen.error());
+        return;
+    }
+    keep_settings();
+    std::printf("models, first first: %s\n", with_commas(m_s->parts.settings.models).c_str());
+}
+
+void Chat::system(std::string_view text) {
+    std::string& standing = m_s ? m_s->parts.standing : m_system.emplace();
+    if (text.empty()) {
+        if (!m_s && m_system && m_system->empty())
+            m_system.reset();
+        std::printf("%s\n", standing.empty() ? "no standing instructions: /system TEXT gives them"
+                                             : ("standing instructions: " + standing).c_str());
+        return;
+    }
+    standing = text == "--off" ? std::string() : std::string(text);
+    if (m_s)
+        keep_settings();
+    std::printf("%s\n", standing.empty() ? "the standing instructions are off"
+                                         : "the standing instructions are sent from the next turn");
+}
+
+void Chat::usage() {
+    auto line = [](const char* what, const models::Usage& u) {
+        std::printf("%s: %lld tokens in (%lld read from the cache, %lld written to it), %lld out\n",
+                    what, static_cast<long long>(u.input_tokens),
+                    static_cast<long long>(u.cache_read_tokens),
+                    static_cast<long long>(u.cache_write_tokens),
+                    static_cast<long long>(u.output_tokens));
+    };
+    line("this chat", m_used);
+    if (m_s && m_s->began && m_args.has("session")) {
+        auto row = find_session(m_s->db, m_s->parts.row.id);
+        if (row)
+            line("the session, all its runs", row->usage);
+    }
+    const auto& budget = m_s ? m_s->parts.settings.budget_tokens : std::nullopt;
+    if (!budget) {
+        std::printf("no token budget (--budget-tokens)\n");
+        return;
+    }
+    int64_t used = m_used.input_tokens + m_used.output_tokens;
+    std::printf("budget: %lld of %lld tokens left\n",
+                static_cast<long long>(std::max<int64_t>(*budget - used, 0)),
+                static_cast<long long>(*budget));
+}
+
+void Chat::prompts() {
+    Started& s = session();
+    if (!s.mcp) {
+        std::printf("the session has no MCP server: give --mcp NAME\n");
+        return;
+    }
+    for (const std::string& server : s.mcp->servers()) {
+        Json params = Json::object();
+        params.set("server", std::string_view(server));
+        auto m = s.mcp->request("prompts/list", params);
+        if (!m || m->kind == rpc::Kind::error) {
+            log_error("cannot list the prompts of MCP server %s: %s", server.c_str(),
+                      m ? std::string(m->error_message).c_str() : m.error().message().c_str());
+            continue;
+        }
+        for (JsonView p : m->result.get("prompts")) {
+            std::string text = server + " " + one_line(p.string_or("name", "").value_or(""));
+            std::string d = one_line(p.string_or("description", "").value_or(""));
+            if (!d.empty())
+                text += ": " + d;
+            for (JsonView a : p.get("arguments")) {
+                text += "\n  " + one_line(a.string_or("name", "").value_or(""));
+                if (a.boolean_or("required", false).value_or(false))
+                    text += " (required)";
+                std::string ad = one_line(a.string_or("description", "").value_or(""));
+                if (!ad.empty())
+                    text += ": " + ad;
+            }
+            std::printf("%s\n", shown_lines(text).c_str());
+        }
+    }
+}
+
+void Chat::prompt(const std::vector<std::string>& words) {
+    if (words.size() < 2) {
+        log_error("give a server and its prompt: /prompt SERVER PROMPT [NAME=VALUE...]");
+        return;
+    }
+    auto asked = prompt_task(words[0] + ":" + words[1],
+                             std::vector<std::string>(words.begin() + 2, words.end()));
+    if (!asked) {
+        report(asked.error());
+        return;
+    }
+    if (!m_s) {
+        // The session starts on the prompt, as `run --prompt` does: its task is the server's.
+        std::string given = asked->given;
+        Started& s = session(std::nullopt, std::move(*asked));
+        say(s.parts.task, given);
+        return;
+    }
+    if (!m_s->mcp || std::find(m_s->mcp->servers().begin(), m_s->mcp->servers().end(),
+                               asked->server) == m_s->mcp->servers().end()) {
+        log_error("the session has no MCP server %s: /prompts lists its servers' prompts",
+                  asked->server.c_str());
+        return;
+    }
+    auto text = m_s->mcp->prompt(asked->server, asked->name, asked->arguments);
+    if (!text) {
+        report(text.error());
+        return;
+    }
+    say(std::move(*text), asked->given);
+}
+
+} // namespace
+
+int chat_command(int argc, const char* const* argv) {
+    std::vector<OptionSpec> options = session_options();
+    options.insert(options.end() - 2,
+                   OptionSpec{"question-timeout", 0, "S",
+                              "cancel a server's question no one answers in S seconds (600)"});
+    const CommandSpec spec{
+        "sion-run chat",
+        "sion-run chat PROFILE AGENT [options]",
+        "A console: say what AGENT, of PROFILE, is to do, a message at a time, each a run of one\n"
+        "session (a new one, or the one --session names). /help lists the commands.",
+        options,
+        false,
+        {":profile", ":agent"},
+    };
+    Args args = parse_args_or_exit(spec, argc, argv);
+    check_operands(args, 2, 2, "give a profile and an agent: sion-run chat PROFILE AGENT");
+    bool colour = or_die(colour_wanted(args, STDOUT_FILENO));
+    int64_t question_s = k_question_seconds;
+    if (auto given = args.value("question-timeout"))
+    {
+        auto n = parse_number(*given, 1, 86'400);
+        if (!n)
+            die(usage_error(format("--question-timeout takes seconds, 1 to 86400, not '%s'",
+                                   given->c_str())));
+        question_s = *n;
+    }
+    std::string home = or_die(prepare_home());
+    auto input = or_die(ConsoleInput::open(home + "/chat_history"));
+    Chat chat(args, *input, colour, question_s * 1000);
+    return chat.go();
+}
+
+} // namespace sion::run_cmd
