@@ -67,9 +67,9 @@ CallPipeline::Judgement CallPipeline::judge(Tool& tool, CallRow& row) const {
 std::optional<std::string> CallPipeline::ask_person(const CallRow& row) {
     if (!m_p.person->present())
         return row.why + ", and there is no one to ask here (" + m_p.person->absent_why() + ")";
-    // The call's line is in the transcript already when that is on the terminal too.
+    // The call's line is in the transcript already when the person sees that.
     std::string question =
-        ::isatty(STDOUT_FILENO) == 1
+        m_p.person->sees_transcript()
             ? shown_line(row.why) + ". Run it? [y/N] "
             : format("→ %s %s\n%s. Run it? [y/N] ", shown_line(row.tool).c_str(),
                      shown_line(canonical_json(row.input)).c_str(), shown_line(row.why).c_str());

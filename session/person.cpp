@@ -24,6 +24,10 @@ Person Person::find(bool for_program) {
     return Person(Fd(fd), {});
 }
 
+bool Person::sees_transcript() const {
+    return ::isatty(STDOUT_FILENO) == 1;
+}
+
 bool Person::allows(std::string_view question) {
     std::string answer = ascii_lower(ask(question).value_or(""));
     while (!answer.empty() && std::isspace(static_cast<unsigned char>(answer.back())) != 0)

@@ -26,6 +26,10 @@ public:
 
     [[nodiscard]] virtual bool present() const { return m_tty.get() >= 0; }
 
+    // Whether the person sees the transcript where they are asked (the terminal is standard
+    // output too, or questions go there), so that a question need not repeat the call's line.
+    [[nodiscard]] virtual bool sees_transcript() const;
+
     // Why no one can be asked: "no terminal", "--json".
     [[nodiscard]] virtual const std::string& absent_why() const { return m_absent; }
 

@@ -88,6 +88,7 @@ public:
     explicit LinesPerson(ConsoleInput& console) : m_console(console) {}
 
     [[nodiscard]] bool present() const override { return true; }
+    [[nodiscard]] bool sees_transcript() const override { return true; }
 
     bool allows(std::string_view question) override {
         std::string a = ascii_lower(trim_space(ask(question, std::nullopt).value_or("")));

@@ -12,8 +12,8 @@ expect_exit 0 sion -h && expect_grep '^Options:' "$scratch/out"
 expect_exit 64 sion && expect_err "sion: a command is needed; usage: sion agent|sandbox|setup|help [<args>...]"
 expect_exit 64 sion --frob && expect_err "sion: unknown option '--frob'"
 expect_exit 64 sion frob && expect_err "sion: unknown command 'frob'; usage: sion agent|sandbox|setup|help [<args>...]"
-expect_exit 64 sion agent && expect_err "sion: 'agent' needs a command; usage: sion agent run|create|list|sessions|show|credential|skills|chatgpt|mcp|hooks|routes [<args>...]"
-expect_exit 64 sion agent frob --x && expect_err "sion: unknown command 'frob'; usage: sion agent run|create|list|sessions|show|credential|skills|chatgpt|mcp|hooks|routes [<args>...]"
+expect_exit 64 sion agent && expect_err "sion: 'agent' needs a command; usage: sion agent run|chat|create|list|sessions|show|credential|skills|chatgpt|mcp|hooks|routes [<args>...]"
+expect_exit 64 sion agent frob --x && expect_err "sion: unknown command 'frob'; usage: sion agent run|chat|create|list|sessions|show|credential|skills|chatgpt|mcp|hooks|routes [<args>...]"
 # The words kept for sion's own MCP servers, which are not built: not offered, and naming one
 # runs nothing (not even a program that SION_EXEC_PATH offers), exit 69.
 expect_exit 64 sion mcp frob && expect_err "sion: unknown command 'mcp'; usage: sion agent|sandbox|setup|help [<args>...]"

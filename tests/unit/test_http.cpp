@@ -289,6 +289,33 @@ TEST(Http, TimeoutAgainstAServerThatNeverAnswers) {
         << response.error().message();
 }
 
+// A transfer told to stop ends though the server says nothing more: go_on is asked while it waits.
+TEST(Http, GoOnStopsATransferThatWaits) {
+    TestServer server([](const Received&, int fd, const TestServer& self) {
+        TestServer::send_text(fd, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n");
+        TestServer::send_text(fd, chunk("first"));
+        self.wait_for([] { return false; });
+    });
+    HttpRequest request = get(server.url("/stream"));
+    request.timeout = 60s;
+    std::atomic<bool> stop{false};
+    int asked = 0;
+    request.on_body = [&](std::string_view) {
+        stop = true; // the person says /stop once the first part is in
+        return true;
+    };
+    request.go_on = [&] {
+        ++asked;
+        return !stop.load();
+    };
+    auto response = http_send(request);
+    ASSERT_FALSE(response);
+    EXPECT_EQ(response.error().exit(), Exit::temp_fail);
+    EXPECT_EQ(response.error().message(),
+              "cannot read '" + server.url("/stream") + "': the transfer was stopped");
+    EXPECT_GT(asked, 0);
+}
+
 TEST(Http, ConnectionRefused) {
     // A bound socket that does not listen holds the port and refuses connections.
     Fd sock(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));

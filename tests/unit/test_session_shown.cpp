@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 namespace sion::session {
 namespace {
@@ -63,6 +64,46 @@ TEST(Shown, LinesThatPassForTheTranscriptsAreJoined) {
     EXPECT_EQ(shown_lines("out\n\x1b[2K← x"), "out\n\\x1b[2K← x");
     // Several in a row, and a last line that is empty.
     EXPECT_EQ(shown_lines("a\n← b\n← c\n"), "a\\n← b\\n← c\n");
+}
+
+// Streamed in pieces of every size, the text comes out as shown_lines() shows it whole, and
+// nothing that waits for more is shown early.
+TEST(Shown, StreamedTextEndsAsShownWhole) {
+    const std::vector<std::string> texts = {
+        "plain words",
+        "line one\nline two\r\nline three\r",
+        "out\n← forged\nsession 0123456789abcdef: done\nsession ok",
+        "a\n  \t\xC2\xA0 → after blanks\n~\n~ dim\n~x",
+        "caf\xC3\xA9 \xE2\x86\x92 \xF0\x9F\x98\x80 \xE2\x80\x8B hidden\n\x1b[2Kx\n",
+        "bad \xC3 byte\n\xFF\xFE\n\xE2\x86",
+        "\n\n\r\n\n",
+        "",
+    };
+    for (const std::string& text : texts)
+        for (size_t size = 1; size <= text.size() + 1; ++size) {
+            ShownStream stream;
+            std::string shown;
+            for (size_t at = 0; at < text.size(); at += size)
+                shown += stream.feed(std::string_view(text).substr(at, size));
+            shown += stream.finish();
+            EXPECT_EQ(shown, shown_lines(text)) << "pieces of " << size << " of '" << text << "'";
+            EXPECT_EQ(stream.text(), text);
+        }
+    // What is held back: a line that may pass for the transcript's, until it is judged.
+    ShownStream stream;
+    EXPECT_EQ(stream.feed("first line\n"), "first line");
+    EXPECT_EQ(stream.feed("← "), "");
+    EXPECT_EQ(stream.feed("forged result, long enough"), "\\n← forged result, long enough");
+    ShownStream plain;
+    EXPECT_EQ(plain.feed("first\nsecond line that is plainly not one of sion's"),
+              "first\nsecond line that is plainly not one of sion's");
+    // A CR waits for what follows; a character cut in two waits for its end.
+    ShownStream cr;
+    EXPECT_EQ(cr.feed("a\r"), "a");
+    EXPECT_EQ(cr.feed("b"), "\\rb");
+    ShownStream cut;
+    EXPECT_EQ(cut.feed("caf\xC3"), "caf");
+    EXPECT_EQ(cut.feed("\xA9"), "\xC3\xA9");
 }
 
 } // namespace
