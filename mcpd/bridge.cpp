@@ -11,6 +11,7 @@
 #include "lib/log.hpp"
 #include "lib/otlp.hpp"
 #include "lib/picture.hpp"
+#include "lib/proto/mcp_names.hpp"
 #include "lib/rpc/uv_connection.hpp"
 #include "lib/text.hpp"
 
@@ -19,6 +20,7 @@
 
 #include <csignal>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <optional>
@@ -77,8 +79,9 @@ Json tool_spec(const std::string& name, const std::string& description, Json sch
 
 class Bridge {
 public:
-    Bridge(std::vector<BridgedServer> servers, bool ask, std::string sampling_model)
-        : m_loaded(std::move(servers)), m_ask(ask), m_sampling_model(std::move(sampling_model)) {}
+    Bridge(std::vector<std::string> names, ServerLoader load, bool ask, std::string sampling_model)
+        : m_first(std::move(names)), m_load(std::move(load)), m_ask(ask),
+          m_sampling_model(std::move(sampling_model)) {}
 
     int run() {
         if (int rc = uv_loop_init(&m_loop); rc != 0) {
@@ -120,6 +123,9 @@ private:
         h.requests.emplace("prompts/get", [this](Message m, Responder r) {
             prompts(std::move(m), counted(std::move(r)), true);
         });
+        h.requests.emplace("mcp/servers", [this](const Message& m, Responder r) {
+            servers(m, counted(std::move(r)));
+        });
         h.requests.emplace("mcp/close", [this](const Message&, const Responder& r) {
             r(Reply::ok(Json::object()));
             close_all();
@@ -136,9 +142,21 @@ private:
         }
         m_up = std::move(*up);
         watch_parent();
-        for (BridgedServer& loaded : m_loaded) {
-            if (m_servers.contains(loaded.name))
-                continue;
+        add(m_first);
+        return 0;
+    }
+
+    // Starts the servers `names` that are not running yet, read from the shelf now, each once,
+    // in the order given after those there are.
+    void add(const std::vector<std::string>& names) {
+        std::vector<std::string> fresh;
+        for (const std::string& name : names)
+            if (!m_servers.contains(name)
+                && std::find(fresh.begin(), fresh.end(), name) == fresh.end())
+                fresh.push_back(name);
+        if (fresh.empty())
+            return;
+        for (BridgedServer& loaded : m_load(fresh)) {
             m_names.push_back(loaded.name);
             auto s = std::make_unique<Server>();
             s->name = loaded.name;
@@ -152,7 +170,6 @@ private:
             else
                 start(server);
         }
-        return 0;
     }
 
     // The session that started this bridge dies: SIGTERM (PR_SET_PDEATHSIG) ends everything at once.
@@ -344,6 +361,48 @@ private:
     }
 
     // -- the session's requests ------------------------------------------------------------------
+
+    // mcp/servers {servers}: the session's servers from now on. Those it no longer has end; those
+    // it has newly are started, as at the start; its state lists them in the order given.
+    void servers(const Message& m, const Responder& respond) {
+        auto names = m.params.strings("servers");
+        if (!names) {
+            respond(Reply::fail(rpc::k_invalid_params, "invalid params: " + names.error().message()));
+            return;
+        }
+        for (const std::string& name : *names)
+            if (Status checked = proto::check_server_name(name); !checked) {
+                respond(Reply::fail(rpc::k_invalid_params,
+                                    "invalid params: " + checked.error().message()));
+                return;
+            }
+        for (auto it = m_servers.begin(); it != m_servers.end();) {
+            if (std::find(names->begin(), names->end(), it->first) != names->end()) {
+                ++it;
+                continue;
+            }
+            Server& gone = *it->second;
+            if (gone.client)
+                gone.client->close();
+            auto waiting = std::move(gone.waiting);
+            it = m_servers.erase(it);
+            for (auto& w : waiting)
+                w(); // a request that waited for it finds it gone
+        }
+        add(*names);
+        m_names.clear();
+        for (const std::string& name : *names)
+            if (m_servers.contains(name)
+                && std::find(m_names.begin(), m_names.end(), name) == m_names.end())
+                m_names.push_back(name);
+        if (!m_state_waiting.empty() && all_settled()) {
+            auto waiting_state = std::move(m_state_waiting);
+            m_state_waiting = {};
+            for (auto& w : waiting_state)
+                w();
+        }
+        respond(Reply::ok(Json::object()));
+    }
 
     void state(const Message&, const Responder& respond) {
         if (!all_settled()) {
@@ -669,7 +728,8 @@ private:
         }
     }
 
-    std::vector<BridgedServer> m_loaded;
+    std::vector<std::string> m_first; // the servers given at the start
+    ServerLoader m_load;
     std::vector<std::string> m_names; // as given, each once
     bool m_ask;
     std::string m_sampling_model;
@@ -706,8 +766,9 @@ std::vector<BridgedServer> load_servers(Db& db, const std::vector<std::string>& 
     return out;
 }
 
-int serve_bridge(std::vector<BridgedServer> servers, bool ask, std::string sampling_model) {
-    Bridge bridge(std::move(servers), ask, std::move(sampling_model));
+int serve_bridge(std::vector<std::string> names, ServerLoader load, bool ask,
+                 std::string sampling_model) {
+    Bridge bridge(std::move(names), std::move(load), ask, std::move(sampling_model));
     return bridge.run();
 }
 

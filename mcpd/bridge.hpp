@@ -12,6 +12,8 @@
 //                  end_us say when the server was asked and answered (Unix microseconds).
 //   prompts/list   {server} → {prompts}
 //   prompts/get    {server, name, arguments} → {text}
+//   mcp/servers    {servers} the session's servers from now on: those it no longer has end, and
+//                  those it has newly start (read from the shelf then)
 //   mcp/close      ends every server, then the bridge
 // and up to the session, while a call is open: elicitation/create and sampling/createMessage,
 // each with the server's name added to the server's params.
@@ -24,6 +26,7 @@
 
 #include "lib/db.hpp"
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,12 +50,16 @@ struct BridgedServer {
 // The servers `names` (each once, in the order given) from the shelf.
 [[nodiscard]] std::vector<BridgedServer> load_servers(Db& db, const std::vector<std::string>& names);
 
-// Serves until mcp/close, or until stdin ends and every request has been answered, or until this
-// process's parent dies (then at once: nobody is left to answer); returns the exit status (0, or
-// 74 when stdout failed). `ask`: someone can be asked, so servers are told the client can elicit.
-// `sampling_model` is the model named in sampling requests of servers whose sampling names none
-// (the session's first).
-[[nodiscard]] int serve_bridge(std::vector<BridgedServer> servers, bool ask,
+// Reads servers from the shelf when the bridge starts them (load_servers() on a database opened
+// for the while): the bridge keeps none open while its servers run.
+using ServerLoader = std::function<std::vector<BridgedServer>(const std::vector<std::string>&)>;
+
+// Starts the servers `names` (each once, in order) and serves until mcp/close, or until stdin ends
+// and every request has been answered, or until this process's parent dies (then at once: nobody
+// is left to answer); returns the exit status (0, or 74 when stdout failed). `ask`: someone can be
+// asked, so servers are told the client can elicit. `sampling_model` is the model named in
+// sampling requests of servers whose sampling names none (the session's first).
+[[nodiscard]] int serve_bridge(std::vector<std::string> names, ServerLoader load, bool ask,
                                std::string sampling_model);
 
 } // namespace sion::mcpd

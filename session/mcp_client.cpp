@@ -259,6 +259,18 @@ Result<std::unique_ptr<McpClient>> McpClient::start(const std::vector<std::strin
     return client;
 }
 
+Status McpClient::set_servers(const std::vector<std::string>& servers) {
+    Json params = Json::object();
+    params.set("servers", Json::strings(servers));
+    SION_TRY(rpc::Message m, request("mcp/servers", params));
+    if (m.kind == rpc::Kind::error)
+        return Error(Exit::unavailable, "sion-mcp serve refused the servers: "
+                                            + std::string(m.error_message));
+    m_servers = servers;
+    SION_TRY(m_first, state());
+    return {};
+}
+
 McpClient::~McpClient() {
     if (!m_gone && m_rpc)
         (void)m_rpc->request("mcp/close", Json::object());

@@ -110,6 +110,10 @@ public:
     // The state asked for at the start.
     [[nodiscard]] const std::vector<McpServer>& first_state() const { return m_first; }
 
+    // The session's servers from now on (mcp/servers): those not among them end, new ones start,
+    // and first_state() is asked again. Exit::unavailable once the bridge is gone.
+    [[nodiscard]] Status set_servers(const std::vector<std::string>& servers);
+
     // The servers' state now. Exit::unavailable once the bridge is gone, Exit::data for an answer
     // that is not one.
     [[nodiscard]] Result<std::vector<McpServer>> state();

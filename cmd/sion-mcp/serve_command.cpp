@@ -27,12 +27,19 @@ int serve_command(int argc, const char* const* argv) {
     std::vector<std::string> names = args.operands();
     for (const std::string& name : names)
         or_die(proto::check_server_name(name));
-    std::vector<mcpd::BridgedServer> servers;
-    {
-        Db db = or_die(open_state(or_die(prepare_home())));
-        servers = mcpd::load_servers(db, names);
-    }
-    return mcpd::serve_bridge(std::move(servers), args.has("ask"),
+    std::string home = or_die(prepare_home());
+    (void)or_die(open_state(home)); // a store that cannot be opened stops the bridge at once
+    auto load = [home](const std::vector<std::string>& wanted) {
+        std::vector<mcpd::BridgedServer> servers;
+        auto db = open_state(home);
+        if (!db) {
+            for (const std::string& name : wanted)
+                servers.push_back({name, std::nullopt, {}, db.error().message()});
+            return servers;
+        }
+        return mcpd::load_servers(*db, wanted);
+    };
+    return mcpd::serve_bridge(std::move(names), load, args.has("ask"),
                               args.value("sampling-model").value_or(""));
 }
 

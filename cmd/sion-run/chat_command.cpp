@@ -4,8 +4,13 @@
 #include "cmd/sion-run/commands.hpp"
 #include "cmd/sion-run/console.hpp"
 #include "cmd/sion-run/started.hpp"
+#include "lib/agents.hpp"
+#include "lib/child.hpp"
+#include "lib/db_schema.hpp"
+#include "lib/fd.hpp"
 #include "lib/home.hpp"
 #include "lib/log.hpp"
+#include "lib/programs.hpp"
 #include "lib/text.hpp"
 #include "session/shown.hpp"
 
@@ -13,6 +18,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 
 namespace sion::run_cmd {
 
@@ -32,6 +38,14 @@ constexpr const char* k_help =
     "  /stop                       stop the run under way (Ctrl-C at a terminal)\n"
     "  /prompts                    the prompts of the session's MCP servers\n"
     "  /prompt SERVER PROMPT [NAME=VALUE...]   say a server's prompt as your message\n"
+    "  /mcp                        the MCP servers this agent has, and those on the shelf\n"
+    "  /mcp add NAME URL           find one once: on the shelf, and this agent has it\n"
+    "  /mcp add NAME sse URL       the same, for a server of the old transport (HTTP+SSE)\n"
+    "  /mcp add NAME COMMAND...    a server the agent starts itself, in a sandbox\n"
+    "  /mcp NAME                   give this agent one on the shelf\n"
+    "  /mcp drop NAME              take it off this agent; it stays on the shelf\n"
+    "  /mcp forget NAME            take it off the shelf, and off every agent that had it\n"
+    "  /mcp logout NAME            give its account back, for everyone\n"
     "  /exit                       end the chat (Ctrl-D)";
 
 // A command line's words: blanks part them, and quotes (single or double) keep blanks in one.
@@ -74,6 +88,37 @@ std::string with_commas(const std::vector<std::string>& items) {
     return out;
 }
 
+// The lines of `text`, without their line ends.
+std::vector<std::string_view> lines_of(std::string_view text) {
+    std::vector<std::string_view> lines;
+    while (!text.empty()) {
+        size_t nl = text.find('\n');
+        lines.push_back(text.substr(0, nl));
+        text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+    }
+    return lines;
+}
+
+// `sion-mcp ARGS...`, its output on the console's; its exit status, or an error when it cannot
+// be started. With `out`, what it prints on stdout is kept there instead (at most 16 MiB).
+Result<int> sion_mcp(const std::vector<std::string>& args, std::string* out = nullptr) {
+    SION_TRY(std::string program, find_program("sion-mcp"));
+    ChildSpec spec;
+    spec.argv = {program};
+    spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+    spec.env = own_environment();
+    spec.in = Stdio::null();
+    spec.out = out != nullptr ? Stdio::pipe() : Stdio::inherit();
+    spec.err = Stdio::inherit();
+    std::fflush(stdout);
+    SION_TRY(Child child, Child::spawn(spec));
+    if (out != nullptr) {
+        SION_TRY(*out, read_all(child.out().get(), size_t{16} << 20));
+    }
+    SION_TRY(ExitStatus ended, child.wait());
+    return ended.status;
+}
+
 class Chat {
 public:
     Chat(const Args& args, ConsoleInput& input, bool colour, int64_t question_ms)
@@ -98,6 +143,13 @@ private:
     void usage();
     void prompts();
     void prompt(const std::vector<std::string>& words);
+    void mcp(const std::vector<std::string>& words);
+    void mcp_list();
+    // Whether the shelf has `name`, said when it has not.
+    bool on_shelf(const std::string& name);
+    // The servers this agent has: its profile's standing ones, and the session's own (--mcp).
+    std::vector<std::string> agent_servers();
+    Db& db();
 
     // The models chosen with /model put first of all, and the standing instructions, in the
     // session and in what it keeps.
@@ -110,6 +162,7 @@ private:
     bool m_colour;
     int64_t m_question_ms;
     std::unique_ptr<Started> m_s;
+    std::optional<Db> m_db; // sion.db before the session starts
     std::vector<std::string> m_chosen;   // /model's, before the session started; first first
     std::optional<std::string> m_system; // /system's, before the session started ("" for --off)
     models::Usage m_used;                // this chat's runs
@@ -169,6 +222,8 @@ bool Chat::command(std::string_view line) {
         prompts();
     else if (name == "/prompt")
         prompt(*words);
+    else if (name == "/mcp")
+        mcp(*words);
     else
         log_error("there is no command %s: /help lists them", shown_line(name).c_str());
     std::fflush(stdout);
@@ -385,6 +440,241 @@ void Chat::prompt(const std::vector<std::string>& words) {
         return;
     }
     say(std::move(*text), asked->given);
+}
+
+Db& Chat::db() {
+    if (m_s)
+        return m_s->db;
+    if (!m_db)
+        m_db.emplace(or_die(open_state(or_die(prepare_home()))));
+    return *m_db;
+}
+
+std::vector<std::string> Chat::agent_servers() {
+    std::vector<std::string> servers =
+        m_s ? m_s->parts.settings.mcp : m_args.values("mcp");
+    for (std::string& name : or_die(profile_servers(db(), m_args.operands()[0])))
+        if (std::find(servers.begin(), servers.end(), name) == servers.end())
+            servers.push_back(std::move(name));
+    return servers;
+}
+
+bool Chat::on_shelf(const std::string& name) {
+    auto q = db().prepare("SELECT 1 FROM mcp_servers WHERE name = ?1");
+    bool found = q && q->bind(1, name) && q->step().value_or(false);
+    if (!found)
+        log_error("there is no MCP server %s on the shelf: /mcp lists them", shown_line(name).c_str());
+    return found;
+}
+
+void Chat::mcp(const std::vector<std::string>& words) {
+    const std::string& profile = m_args.operands()[0];
+    if (words.empty()) {
+        mcp_list();
+        return;
+    }
+    const std::string& verb = words[0];
+    bool named = words.size() == 2;
+    auto quoted = [](const std::string& name) { return "\"" + shown_line(name) + "\""; };
+    if (verb == "add") {
+        if (words.size() < 3) {
+            log_error("give a name and a server: /mcp add NAME URL, /mcp add NAME sse URL, or /mcp "
+                      "add NAME COMMAND...");
+            return;
+        }
+        const std::string& name = words[1];
+        std::vector<std::string> args = {"add", name};
+        auto is_url = [](const std::string& w) {
+            return w.starts_with("http://") || w.starts_with("https://");
+        };
+        if (words[2] == "sse") {
+            if (words.size() != 4 || !is_url(words[3])) {
+                log_error("give the server's URL after sse: /mcp add NAME sse URL");
+                return;
+            }
+            args.insert(args.end(), {"--url", words[3]});
+        } else if (is_url(words[2])) {
+            if (words.size() != 3) {
+                log_error("a server over HTTP is its URL alone: /mcp add NAME URL");
+                return;
+            }
+            args.insert(args.end(), {"--url", words[2]});
+        } else {
+            // A command runs in a sandbox of its own, its only way out the egress proxy, in the
+            // agent's workspace (at /workspace), or this directory when it has none.
+            std::string dir = m_s ? m_s->parts.settings.workspace
+                                  : m_args.value("workspace").value_or("");
+            args.insert(args.end(), {"--dir", dir.empty() ? "." : dir, "--sandbox", "bwrap", "--"});
+            args.insert(args.end(), words.begin() + 2, words.end());
+        }
+        // What was reviewed and pinned is shown, but how to give it: that comes next.
+        std::string said;
+        auto added = sion_mcp(args, &said);
+        for (std::string_view line : lines_of(said))
+            if (!line.starts_with("Give it to a session with"))
+                std::printf("%.*s\n", static_cast<int>(line.size()), line.data());
+        if (!added || *added != 0) {
+            if (!added)
+                report(added.error());
+            return;
+        }
+        std::string quiet;
+        auto given = sion_mcp({"give", profile, name}, &quiet);
+        if (!given || *given != 0) {
+            if (!given)
+                report(given.error());
+            return;
+        }
+        std::printf("%s is on the shelf, and this agent has it. Any other agent can have it too, "
+                    "with /mcp %s.\n",
+                    quoted(name).c_str(), shown_line(name).c_str());
+        return;
+    }
+    if ((verb == "drop" || verb == "forget" || verb == "logout") && !named) {
+        log_error("give the server's name: /mcp %s NAME", verb.c_str());
+        return;
+    }
+    if (verb == "login") {
+        log_error("/mcp login is not here yet: log in with `sion agent mcp login %s`",
+                  named ? shown_line(words[1]).c_str() : "NAME");
+        return;
+    }
+    if (verb == "drop") {
+        const std::string& name = words[1];
+        std::vector<std::string> own = m_s ? m_s->parts.settings.mcp : std::vector<std::string>{};
+        bool session_has = std::find(own.begin(), own.end(), name) != own.end();
+        auto standing = or_die(profile_servers(db(), profile));
+        bool profile_has = std::find(standing.begin(), standing.end(), name) != standing.end();
+        if (!session_has && !profile_has) {
+            log_error("this agent does not have the MCP server %s: /mcp lists what it has",
+                      shown_line(name).c_str());
+            return;
+        }
+        if (session_has) {
+            std::erase(m_s->parts.settings.mcp, name);
+            m_s->parts.settings.stored.set("mcp", Json::strings(m_s->parts.settings.mcp));
+            keep_settings();
+        }
+        if (profile_has) {
+            std::string quiet;
+            auto dropped = sion_mcp({"drop", profile, name}, &quiet);
+            if (!dropped || *dropped != 0) {
+                if (!dropped)
+                    report(dropped.error());
+                return;
+            }
+        }
+        std::printf("%s is off this agent, and stays on the shelf.\n", quoted(name).c_str());
+        return;
+    }
+    if (verb == "forget" || verb == "logout") {
+        const std::string& name = words[1];
+        if (!on_shelf(name))
+            return;
+        if (verb == "forget" && m_s) {
+            std::erase(m_s->parts.settings.mcp, name);
+            m_s->parts.settings.stored.set("mcp", Json::strings(m_s->parts.settings.mcp));
+            keep_settings();
+        }
+        // remove says what it revoked and forgot besides, which stays said.
+        std::string said;
+        auto done = sion_mcp({verb == "forget" ? "remove" : "logout", name}, &said);
+        for (std::string_view line : lines_of(said))
+            if (!line.starts_with("removed MCP server "))
+                std::printf("%.*s\n", static_cast<int>(line.size()), line.data());
+        if (!done || *done != 0) {
+            if (!done)
+                report(done.error());
+            return;
+        }
+        if (verb == "forget")
+            std::printf("%s is off the shelf, and off every agent that had it.\n",
+                        quoted(name).c_str());
+        return;
+    }
+    if (words.size() > 1 || verb.find_first_of("/ ") != std::string::npos) {
+        log_error("there is no /mcp %s: /help lists the /mcp commands", shown_line(verb).c_str());
+        return;
+    }
+    // /mcp NAME: one on the shelf, given to this agent.
+    if (!on_shelf(verb))
+        return;
+    std::string quiet;
+    auto given = sion_mcp({"give", profile, verb}, &quiet);
+    if (!given || *given != 0) {
+        if (!given)
+            report(given.error());
+        return;
+    }
+    std::printf("This agent has %s now: it reaches it at its next turn.\n", quoted(verb).c_str());
+}
+
+void Chat::mcp_list() {
+    std::string listed;
+    auto ran = sion_mcp({"list", "--json"}, &listed);
+    if (!ran || *ran != 0) {
+        if (!ran)
+            report(ran.error());
+        return;
+    }
+    // The state the session's servers were in at its last turn, where it has them running.
+    std::map<std::string, std::string> states;
+    if (m_s && m_s->mcp) {
+        auto now = m_s->mcp->state();
+        if (now)
+            for (const McpServer& server : *now)
+                states[server.name] = server.state == "connected"
+                    ? format("connected, %zu tools", server.tools.size())
+                    : server.message;
+    }
+    std::vector<std::string> has = agent_servers();
+    std::vector<std::string> mine(has.size());
+    std::vector<std::string> shelf;
+    std::string first_other;
+    for (std::string_view line : lines_of(listed)) {
+        auto parsed = Json::parse(line);
+        if (line.empty() || !parsed)
+            continue;
+        JsonView e = parsed->view();
+        std::string name(e.string_or("name", "").value_or(""));
+        std::string how;
+        if (auto url = e.string("url")) {
+            how = std::string(*url);
+            if (e.string_or("transport", "").value_or("") == "sse")
+                how += " (HTTP+SSE)";
+        } else {
+            for (const std::string& word : e.strings("command").value_or(std::vector<std::string>{}))
+                how += (how.empty() ? "" : " ") + word;
+            how += e.get("sandbox").exists() ? " (in a sandbox)" : " (unsandboxed)";
+        }
+        std::string state;
+        if (e.get("authorization").exists())
+            state = "logged in";
+        auto pos = std::find(has.begin(), has.end(), name);
+        if (auto s = states.find(name); s != states.end() && pos != has.end())
+            state = s->second;
+        std::string text = "  " + shown_line(name) + " " + shown_line(how)
+                           + (state.empty() ? "" : " (" + shown_line(state) + ")");
+        if (pos != has.end()) {
+            mine[static_cast<size_t>(pos - has.begin())] = text;
+        } else {
+            shelf.push_back(text);
+            if (first_other.empty())
+                first_other = name;
+        }
+    }
+    std::printf("This agent has:%s\n", has.empty() ? " none" : "");
+    for (size_t i = 0; i < has.size(); ++i)
+        std::printf("%s\n", mine[i].empty()
+                                ? ("  " + shown_line(has[i]) + " (not on the shelf)").c_str()
+                                : mine[i].c_str());
+    std::printf("On the shelf:%s\n", shelf.empty() ? " nothing more" : "");
+    for (const std::string& text : shelf)
+        std::printf("%s\n", text.c_str());
+    if (!first_other.empty())
+        std::printf("/mcp %s gives this agent that one.\n", shown_line(first_other).c_str());
+    else if (has.empty())
+        std::printf("/mcp add NAME URL finds one.\n");
 }
 
 } // namespace

@@ -95,6 +95,52 @@ std::string mcp_server_dir(Db& db, const std::string& name) {
     return row && *row ? q->column_optional_text(0).value_or("") : std::string();
 }
 
+// Why the MCP server `name` may not run beside the skills: its directory (sion-mcp add --dir)
+// overlaps a skill's folder, which the server could change without the checks skills go through.
+std::optional<Error> skill_overlap(Db& db, const std::string& name,
+                                   const std::vector<skills::Skill>& skills) {
+    std::string dir = mcp_server_dir(db, name);
+    for (const skills::Skill& skill : skills)
+        if (!dir.empty() && or_die(paths_overlap(skill.dir, dir)))
+            return make_error(Exit::config,
+                              "the directory %s of the MCP server %s and the folder of the skill "
+                              "%s, %s, overlap: give the server a directory apart from it",
+                              dir.c_str(), name.c_str(), skill.name.c_str(), skill.dir.c_str());
+    return std::nullopt;
+}
+
+// Before a run after the first: the session's servers read again, so that a server the profile
+// was given or lost since (a console's /mcp, `sion agent mcp give`) reaches the session now, or
+// is not offered any more. One that may not run beside the skills is said, and left out.
+void refresh_servers(Started& s) {
+    SessionParts& parts = s.parts;
+    std::optional<PromptTask> prompt;
+    if (!s.prompt_server.empty())
+        prompt = PromptTask{{}, s.prompt_server, {}, Json::object()};
+    std::vector<std::string> servers;
+    for (std::string& name : mcp_servers(s.db, parts.settings, s.profile, prompt)) {
+        if (auto overlap = skill_overlap(s.db, name, s.kept_skills))
+            report(*overlap);
+        else
+            servers.push_back(std::move(name));
+    }
+    if (s.mcp && servers == s.mcp->servers())
+        return;
+    if (!s.mcp && servers.empty())
+        return;
+    Status changed = s.mcp ? s.mcp->set_servers(servers) : Status();
+    if (!s.mcp) {
+        auto started = McpClient::start(servers, parts.person->present(), parts.settings.models[0]);
+        if (started)
+            s.mcp = std::move(*started);
+        else
+            changed = started.error();
+    }
+    if (!changed)
+        report(changed.error().context("the session's MCP servers are as they were"));
+    parts.mcp = s.mcp.get();
+}
+
 // The first run of a routed session, in its profile's log of routed sessions: a log that cannot
 // be written is said, and the run's ending stands.
 void note_routed(const std::string& home, const SessionParts& parts, const Ending& ending) {
@@ -291,6 +337,7 @@ std::unique_ptr<Started> start_session(const Args& args, Starting starting) {
         sandbox = or_refuse(SandboxClient::start(parts.settings.sandbox, &*sandbox_lock));
         settle_sandbox(parts.settings, or_refuse(sandbox->describe()));
     }
+    s->kept_skills = kept_skills;
     s->skills_at = SkillsContext{home, profile.name};
     const SkillsContext& skills_at = s->skills_at;
     std::optional<WebSearchProvider>& search = s->search;
@@ -337,22 +384,15 @@ std::unique_ptr<Started> start_session(const Args& args, Starting starting) {
     std::vector<std::string> servers =
         mcp_servers(db, parts.settings, profile, starting.prompt);
     // Pre-flight: nor may an MCP server's directory overlap a skill's folder.
-    for (const std::string& server : servers) {
-        std::string dir = mcp_server_dir(db, server);
-        for (const skills::Skill& skill : kept_skills)
-            if (!dir.empty() && or_die(paths_overlap(skill.dir, dir)))
-                refuse_session(make_error(Exit::config,
-                                          "the directory %s of the MCP server %s and the folder "
-                                          "of the skill %s, %s, overlap: give the server a "
-                                          "directory apart from it",
-                                          dir.c_str(), server.c_str(), skill.name.c_str(),
-                                          skill.dir.c_str()));
-    }
+    for (const std::string& server : servers)
+        if (auto overlap = skill_overlap(db, server, kept_skills))
+            refuse_session(*overlap);
     if (!servers.empty())
         mcp =
             or_refuse(McpClient::start(servers, parts.person->present(), parts.settings.models[0]));
     parts.mcp = mcp.get();
     if (starting.prompt) {
+        s->prompt_server = starting.prompt->server;
         parts.task = or_refuse(
             mcp->prompt(starting.prompt->server, starting.prompt->name, starting.prompt->arguments));
         parts.prompt = starting.prompt->given;
@@ -398,6 +438,8 @@ Ending run_once(Started& s, std::string task, Json pictures, std::string prompt)
     }
     if (!s.began)
         parts.hooks.set_session(parts.row.id, parts.settings.workspace);
+    else
+        refresh_servers(s);
     parts.trace = std::make_unique<Trace>();
     start_trace(parts, s.home);
     Ending ending = or_die(run_session(parts));

@@ -7,6 +7,7 @@
 #include "lib/agents.hpp"
 #include "lib/cli.hpp"
 #include "lib/confined.hpp"
+#include "lib/skills.hpp"
 #include "session/routing.hpp"
 #include "session/sandbox_client.hpp"
 #include "session/sandbox_lock.hpp"
@@ -60,6 +61,8 @@ struct Started {
     std::unique_ptr<session::Delegation> delegation;
     std::optional<Confined> files;
     std::unique_ptr<session::McpClient> mcp;
+    std::string prompt_server;               // the server whose prompt the session began with
+    std::vector<skills::Skill> kept_skills;  // the profile's, when the session started
     std::unique_ptr<session::Output> out;
     bool began = false; // a run has claimed or inserted the session
 };
