@@ -115,6 +115,7 @@ char* prompt_of(EditLine* el) {
 } // namespace
 
 LineEditor::LineEditor(std::unique_ptr<State> state) : m_state(std::move(state)) {}
+
 LineEditor::LineEditor(LineEditor&&) noexcept = default;
 LineEditor& LineEditor::operator=(LineEditor&&) noexcept = default;
 LineEditor::~LineEditor() = default;

@@ -88,7 +88,7 @@ Status authorize(ClientEvents& events, std::string_view name, const ServerConfig
                  const Person* person) {
     SION_TRY(AuthStore store, open_store(person != nullptr));
     auto hooks = std::make_shared<Hooks>(std::move(store), std::string(name), config);
-    if (person)
+    if (person && person->logs_in)
         hooks->person = *person;
     events.authorization = [hooks]() -> std::string {
         auto header = hooks->authorizer.header();

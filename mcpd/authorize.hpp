@@ -27,6 +27,7 @@ struct Person {
     int in = 0;
     int out = 1;
     bool no_browser = false; // --no-browser: print the URL only
+    bool logs_in = true;     // false (add --login-later): a server that wants a login is refused
 };
 
 // The login's options for the server `name` so configured, with the secret of --client-secret-env

@@ -32,7 +32,7 @@ int main(int argc, char** argv) {
              "add NAME --url URL [--header 'NAME: VALUE']... [options]"},
             {"list", list_command, "list [--json]"},
             {"review", review_command, "review NAME [--accept]"},
-            {"login", login_command, "login NAME [--no-browser] [--scope S]"},
+            {"login", login_command, "login NAME [--no-browser] [--callback-port N] [--scope S]"},
             {"logout", logout_command, "logout NAME"},
             {"remove", remove_command, "remove NAME"},
             {"give", give, "give PROFILE NAME"},

@@ -44,19 +44,22 @@ struct Looked {
     std::vector<mcpd::ToolDef> tools;
 };
 
-// Dies as served_or_die() does when the server fails (`on_shelf`: it is on the shelf already).
-Looked look(std::string_view name, const mcpd::ServerConfig& config, const std::string& try_first,
-            const mcpd::Person& person, bool on_shelf) {
+// Dies as served_or_die() does when the server fails (`on_shelf`: it is on the shelf already);
+// nullopt when it wants a login and `person` does not log in.
+std::optional<Looked> look(std::string_view name, const mcpd::ServerConfig& config,
+                           const std::string& try_first, const mcpd::Person& person,
+                           bool on_shelf) {
     Looked looked;
     std::vector<std::string> words;
-    Json tools = served_or_die(
-        mcpd::with_server(
-            name, config, try_first,
-            [](mcpd::Client& client, const mcpd::Connected&, mcpd::Done done) {
-                client.list_all("tools/list", "tools", std::move(done));
-            },
-            &looked.connected, person, &words),
-        name, config, words, on_shelf);
+    auto served = mcpd::with_server(
+        name, config, try_first,
+        [](mcpd::Client& client, const mcpd::Connected&, mcpd::Done done) {
+            client.list_all("tools/list", "tools", std::move(done));
+        },
+        &looked.connected, person, &words);
+    if (!served && !person.logs_in && served.error().exit() == Exit::no_perm)
+        return std::nullopt;
+    Json tools = served_or_die(std::move(served), name, config, words, on_shelf);
     looked.tools = mcpd::tool_defs(tools, config.effects, name, config.local);
     return looked;
 }
@@ -171,7 +174,7 @@ mcpd::ServerConfig config_from(const Args& args, const std::string& home) {
         effects_and_timeout(args, c);
         return c;
     }
-    for (const char* remote : {"header", "no-browser", "issuer", "client-id", "client-secret-env",
+    for (const char* remote : {"header", "no-browser", "login-later", "issuer", "client-id", "client-secret-env",
                                "client-metadata-url", "callback-port", "scope",
                                "client-credentials", "workload-token-file"})
         if (args.has(remote))
@@ -301,6 +304,8 @@ std::vector<OptionSpec> add_options() {
          ":directory"},
         {"sandbox-memory", 0, "SIZE", "the sandbox's memory, as 512M or 8G (4G)"},
         {"no-browser", 0, nullptr, "print the authorization URL instead of opening a browser"},
+        {"login-later", 0, nullptr,
+         "a server that wants a login goes on the shelf unreviewed: login reviews it"},
         {"issuer", 0, "URL", "the authorization server to use, of several the server names"},
         {"client-id", 0, "ID", "a client registered beforehand with the authorization server"},
         {"client-secret-env", 0, "VAR", "the variable holding that client's secret or key"},
@@ -340,10 +345,22 @@ int add_command(int argc, const char* const* argv) {
                        "MCP server %s is on the shelf already: review it (`sion agent mcp review "
                        "%s`) or remove it first",
                        name, name));
-    Looked looked = look(name, config, {}, person_from(args), false);
     mcpd::ShelfEntry entry;
     entry.name = name;
     entry.config = config;
+    // With --login-later a server that wants a login is asked as a session would ask it: not
+    // logged in to now.
+    mcpd::Person person = person_from(args);
+    person.logs_in = !args.has("login-later");
+    std::optional<Looked> seen = look(name, config, {}, person, false);
+    if (!seen) {
+        or_die(shelf.add(entry, {}));
+        std::printf("MCP server %s wants an account first: log in with `sion agent mcp login %s`, "
+                    "which reviews its tools.\n",
+                    name, name);
+        return 0;
+    }
+    const Looked& looked = *seen;
     entry.protocol = looked.connected.protocol;
     if (!config.url.empty())
         entry.config.transport = looked.connected.transport;
@@ -423,7 +440,7 @@ int review_command(int argc, const char* const* argv) {
     bool effects_changed =
         entry.config.effects != stored.effects || entry.config.local != stored.local;
     std::vector<mcpd::Pin> pins = or_die(shelf.pins(name));
-    Looked looked = look(name, entry.config, entry.protocol, mcpd::Person{}, true);
+    Looked looked = *look(name, entry.config, entry.protocol, mcpd::Person{}, true);
     std::printf("%s:\n", heading(name, looked.connected).c_str());
     std::vector<mcpd::ToolDef> usable;
     for (const mcpd::ToolDef& t : looked.tools)
@@ -478,10 +495,12 @@ int review_command(int argc, const char* const* argv) {
 int login_command(int argc, const char* const* argv) {
     const CommandSpec spec{
         "sion-mcp login",
-        "sion-mcp login NAME [--no-browser] [--scope S]",
+        "sion-mcp login NAME [--no-browser] [--callback-port N] [--scope S]",
         "Log in to the server NAME over HTTP again, as add did: its authorization server asks\n"
-        "for your consent in a browser. --scope asks for more scopes besides.",
+        "for your consent in a browser. --scope asks for more scopes besides. A server added\n"
+        "with --login-later is reviewed and pinned once logged in to.",
         {{"no-browser", 0, nullptr, "print the authorization URL instead of opening a browser"},
+         {"callback-port", 0, "N", "the port on 127.0.0.1 the browser comes back to"},
          {"scope", 0, "S", "scopes asked for besides those the server names"}},
         false,
         {":mcp-server"},
@@ -494,7 +513,21 @@ int login_command(int argc, const char* const* argv) {
         entry.config.auth.scope = entry.config.auth.scope.empty()
             ? *scope
             : entry.config.auth.scope + " " + *scope;
+    if (auto port = args.value("callback-port")) {
+        auto n = parse_number(*port, 1, 65535);
+        if (!n)
+            die(usage_error("--callback-port takes a port from 1 to 65535, not '" + *port + "'"));
+        entry.config.auth.callback_port = static_cast<int>(*n);
+    }
     or_die(mcpd::log_in(name, entry.config, person_from(args)));
+    // A server added to log in to later (add --login-later) is reviewed now, as add would have.
+    Db db = or_die(open_state(or_die(prepare_home())));
+    mcpd::Shelf shelf(db);
+    if (or_die(shelf.pins(name)).empty() && entry.protocol.empty()) {
+        Looked looked = *look(name, entry.config, {}, person_from(args), true);
+        or_die(shelf.pin(name, introduced(looked.connected), looked.tools));
+        print_reviewed(name, looked);
+    }
     return 0;
 }
 

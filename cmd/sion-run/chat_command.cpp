@@ -14,11 +14,14 @@
 #include "lib/text.hpp"
 #include "session/shown.hpp"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <mutex>
+#include <thread>
 
 namespace sion::run_cmd {
 
@@ -29,24 +32,30 @@ namespace {
 // How long a server's question waits for an answer in a chat before it is cancelled (seed 000).
 constexpr int64_t k_question_seconds = 600;
 
+// The port on 127.0.0.1 the browser comes back to after /mcp login's consent screen: one number,
+// for it must be published out of a container beforehand (seed 002).
+constexpr int k_login_port = 8788;
+
 constexpr const char* k_help =
     "Say what the agent is to do; each message is a run of the session. Commands:\n"
-    "  /help                       this list\n"
-    "  /model [M]                  the models, first first; M (provider:model) first of all\n"
-    "  /system [TEXT | --off]      your standing instructions for this chat, sent each turn\n"
-    "  /usage                      the tokens used, cache reads and writes apart, and the budget\n"
-    "  /stop                       stop the run under way (Ctrl-C at a terminal)\n"
-    "  /prompts                    the prompts of the session's MCP servers\n"
-    "  /prompt SERVER PROMPT [NAME=VALUE...]   say a server's prompt as your message\n"
-    "  /mcp                        the MCP servers this agent has, and those on the shelf\n"
-    "  /mcp add NAME URL           find one once: on the shelf, and this agent has it\n"
-    "  /mcp add NAME sse URL       the same, for a server of the old transport (HTTP+SSE)\n"
-    "  /mcp add NAME COMMAND...    a server the agent starts itself, in a sandbox\n"
-    "  /mcp NAME                   give this agent one on the shelf\n"
-    "  /mcp drop NAME              take it off this agent; it stays on the shelf\n"
-    "  /mcp forget NAME            take it off the shelf, and off every agent that had it\n"
-    "  /mcp logout NAME            give its account back, for everyone\n"
-    "  /exit                       end the chat (Ctrl-D)";
+    "  /help                      this list\n"
+    "  /model [M]                 the models, first first; M (provider:model) first of all\n"
+    "  /system [TEXT | --off]     your standing instructions, sent at the end of each turn\n"
+    "  /usage                     the tokens used, cache reads and writes apart; the budget\n"
+    "  /stop                      stop the run under way (Ctrl-C at a terminal)\n"
+    "  /prompts                   the prompts of the session's MCP servers\n"
+    "  /prompt SERVER PROMPT [NAME=VALUE...]\n"
+    "                             say a server's prompt as your message\n"
+    "  /mcp                       the MCP servers this agent has, and the shelf's others\n"
+    "  /mcp add NAME URL          find one: on the shelf, and this agent has it\n"
+    "  /mcp add NAME sse URL      the same, for a server of the old transport\n"
+    "  /mcp add NAME COMMAND...   one the agent starts itself, in a sandbox\n"
+    "  /mcp NAME                  give this agent one on the shelf\n"
+    "  /mcp login NAME [ADDRESS]  its consent screen in your browser, or where it landed\n"
+    "  /mcp drop NAME             take it off this agent; it stays on the shelf\n"
+    "  /mcp forget NAME           take it off the shelf, and off every agent that had it\n"
+    "  /mcp logout NAME           give its account back, for everyone\n"
+    "  /exit                      end the chat (Ctrl-D)";
 
 // A command line's words: blanks part them, and quotes (single or double) keep blanks in one.
 // Exit::usage for a quote left open.
@@ -119,10 +128,27 @@ Result<int> sion_mcp(const std::vector<std::string>& args, std::string* out = nu
     return ended.status;
 }
 
+// A login under way (/mcp login): `sion-mcp login NAME` waiting for the browser to come back to
+// the console's port, or for the address it landed on, pasted on its standard input. A thread
+// waits for it and says how it ended.
+struct Login {
+    std::mutex mutex;
+    std::string name;
+    pid_t group = -1; // its process group, while it runs
+    Fd paste;         // its standard input
+    std::thread waiter;
+};
+
 class Chat {
 public:
-    Chat(const Args& args, ConsoleInput& input, bool colour, int64_t question_ms)
-        : m_args(args), m_input(input), m_colour(colour), m_question_ms(question_ms) {}
+    Chat(const Args& args, ConsoleInput& input, bool colour, int64_t question_ms, int login_port)
+        : m_args(args), m_input(input), m_colour(colour), m_question_ms(question_ms),
+          m_login_port(login_port) {}
+
+    Chat(const Chat&) = delete;
+    Chat& operator=(const Chat&) = delete;
+    // A login still under way ends with the chat.
+    ~Chat();
 
     // Reads and does what the person says until the input ends or /exit. Returns the exit status.
     int go();
@@ -145,6 +171,7 @@ private:
     void prompt(const std::vector<std::string>& words);
     void mcp(const std::vector<std::string>& words);
     void mcp_list();
+    void mcp_login(const std::vector<std::string>& words);
     // Whether the shelf has `name`, said when it has not.
     bool on_shelf(const std::string& name);
     // The servers this agent has: its profile's standing ones, and the session's own (--mcp).
@@ -161,8 +188,10 @@ private:
     ConsoleInput& m_input;
     bool m_colour;
     int64_t m_question_ms;
+    int m_login_port;
+    Login m_login;
     std::unique_ptr<Started> m_s;
-    std::optional<Db> m_db; // sion.db before the session starts
+    std::optional<Db> m_db;              // sion.db before the session starts
     std::vector<std::string> m_chosen;   // /model's, before the session started; first first
     std::optional<std::string> m_system; // /system's, before the session started ("" for --off)
     models::Usage m_used;                // this chat's runs
@@ -307,7 +336,8 @@ void Chat::model(const std::vector<std::string>& words) {
     }
     if (words.empty()) {
         if (m_s)
-            std::printf("models, first first: %s\n", with_commas(m_s->parts.settings.models).c_str());
+            std::printf("models, first first: %s\n",
+                        with_commas(m_s->parts.settings.models).c_str());
         else if (!m_chosen.empty())
             std::printf("models, first first: %s, then the session's\n",
                         with_commas(m_chosen).c_str());
@@ -318,7 +348,8 @@ void Chat::model(const std::vector<std::string>& words) {
     if (!m_s) {
         // Checked now, kept until the session starts.
         auto kept = models::kept_model_spec(words[0]);
-        auto opened = kept ? models::open_model(*kept) : Result<std::unique_ptr<models::Model>>(kept.error());
+        auto opened =
+            kept ? models::open_model(*kept) : Result<std::unique_ptr<models::Model>>(kept.error());
         if (!opened) {
             report(opened.error());
             return;
@@ -354,11 +385,10 @@ void Chat::system(std::string_view text) {
 
 void Chat::usage() {
     auto line = [](const char* what, const models::Usage& u) {
-        std::printf("%s: %lld tokens in (%lld read from the cache, %lld written to it), %lld out\n",
-                    what, static_cast<long long>(u.input_tokens),
-                    static_cast<long long>(u.cache_read_tokens),
-                    static_cast<long long>(u.cache_write_tokens),
-                    static_cast<long long>(u.output_tokens));
+        std::printf(
+            "%s: %lld tokens in (%lld read from the cache, %lld written to it), %lld out\n", what,
+            static_cast<long long>(u.input_tokens), static_cast<long long>(u.cache_read_tokens),
+            static_cast<long long>(u.cache_write_tokens), static_cast<long long>(u.output_tokens));
     };
     line("this chat", m_used);
     if (m_s && m_s->began && m_args.has("session")) {
@@ -428,8 +458,9 @@ void Chat::prompt(const std::vector<std::string>& words) {
         say(s.parts.task, given);
         return;
     }
-    if (!m_s->mcp || std::find(m_s->mcp->servers().begin(), m_s->mcp->servers().end(),
-                               asked->server) == m_s->mcp->servers().end()) {
+    if (!m_s->mcp
+        || std::find(m_s->mcp->servers().begin(), m_s->mcp->servers().end(), asked->server)
+               == m_s->mcp->servers().end()) {
         log_error("the session has no MCP server %s: /prompts lists its servers' prompts",
                   asked->server.c_str());
         return;
@@ -451,8 +482,7 @@ Db& Chat::db() {
 }
 
 std::vector<std::string> Chat::agent_servers() {
-    std::vector<std::string> servers =
-        m_s ? m_s->parts.settings.mcp : m_args.values("mcp");
+    std::vector<std::string> servers = m_s ? m_s->parts.settings.mcp : m_args.values("mcp");
     for (std::string& name : or_die(profile_servers(db(), m_args.operands()[0])))
         if (std::find(servers.begin(), servers.end(), name) == servers.end())
             servers.push_back(std::move(name));
@@ -463,7 +493,8 @@ bool Chat::on_shelf(const std::string& name) {
     auto q = db().prepare("SELECT 1 FROM mcp_servers WHERE name = ?1");
     bool found = q && q->bind(1, name) && q->step().value_or(false);
     if (!found)
-        log_error("there is no MCP server %s on the shelf: /mcp lists them", shown_line(name).c_str());
+        log_error("there is no MCP server %s on the shelf: /mcp lists them",
+                  shown_line(name).c_str());
     return found;
 }
 
@@ -492,26 +523,28 @@ void Chat::mcp(const std::vector<std::string>& words) {
                 log_error("give the server's URL after sse: /mcp add NAME sse URL");
                 return;
             }
-            args.insert(args.end(), {"--url", words[3]});
+            args.insert(args.end(), {"--url", words[3], "--login-later"});
         } else if (is_url(words[2])) {
             if (words.size() != 3) {
                 log_error("a server over HTTP is its URL alone: /mcp add NAME URL");
                 return;
             }
-            args.insert(args.end(), {"--url", words[2]});
+            args.insert(args.end(), {"--url", words[2], "--login-later"});
         } else {
             // A command runs in a sandbox of its own, its only way out the egress proxy, in the
             // agent's workspace (at /workspace), or this directory when it has none.
-            std::string dir = m_s ? m_s->parts.settings.workspace
-                                  : m_args.value("workspace").value_or("");
+            std::string dir =
+                m_s ? m_s->parts.settings.workspace : m_args.value("workspace").value_or("");
             args.insert(args.end(), {"--dir", dir.empty() ? "." : dir, "--sandbox", "bwrap", "--"});
             args.insert(args.end(), words.begin() + 2, words.end());
         }
         // What was reviewed and pinned is shown, but how to give it: that comes next.
         std::string said;
         auto added = sion_mcp(args, &said);
+        // One that wants a login first is on the shelf unreviewed: the console says so instead.
+        bool wants_login = said.find(" wants an account first: ") != std::string::npos;
         for (std::string_view line : lines_of(said))
-            if (!line.starts_with("Give it to a session with"))
+            if (!line.starts_with("Give it to a session with") && !wants_login)
                 std::printf("%.*s\n", static_cast<int>(line.size()), line.data());
         if (!added || *added != 0) {
             if (!added)
@@ -525,9 +558,14 @@ void Chat::mcp(const std::vector<std::string>& words) {
                 report(given.error());
             return;
         }
-        std::printf("%s is on the shelf, and this agent has it. Any other agent can have it too, "
-                    "with /mcp %s.\n",
-                    quoted(name).c_str(), shown_line(name).c_str());
+        if (wants_login)
+            std::printf("%s is on the shelf, and this agent has it. It wants an account first: "
+                        "/mcp login %s\n",
+                        quoted(name).c_str(), shown_line(name).c_str());
+        else
+            std::printf("%s is on the shelf, and this agent has it. Any other agent can have it "
+                        "too, with /mcp %s.\n",
+                        quoted(name).c_str(), shown_line(name).c_str());
         return;
     }
     if ((verb == "drop" || verb == "forget" || verb == "logout") && !named) {
@@ -535,8 +573,7 @@ void Chat::mcp(const std::vector<std::string>& words) {
         return;
     }
     if (verb == "login") {
-        log_error("/mcp login is not here yet: log in with `sion agent mcp login %s`",
-                  named ? shown_line(words[1]).c_str() : "NAME");
+        mcp_login(words);
         return;
     }
     if (verb == "drop") {
@@ -609,6 +646,84 @@ void Chat::mcp(const std::vector<std::string>& words) {
     std::printf("This agent has %s now: it reaches it at its next turn.\n", quoted(verb).c_str());
 }
 
+Chat::~Chat() {
+    {
+        std::lock_guard lock(m_login.mutex);
+        if (m_login.group > 0)
+            (void)::kill(-m_login.group, SIGTERM);
+    }
+    if (m_login.waiter.joinable())
+        m_login.waiter.join();
+}
+
+void Chat::mcp_login(const std::vector<std::string>& words) {
+    if (words.size() < 2 || words.size() > 3) {
+        log_error("give the server's name: /mcp login NAME, or /mcp login NAME ADDRESS with the "
+                  "address the browser landed on");
+        return;
+    }
+    const std::string& name = words[1];
+    std::unique_lock lock(m_login.mutex);
+    if (words.size() == 3) {
+        // The address the browser landed on, for the login waiting for it.
+        if (m_login.group < 0 || m_login.name != name) {
+            log_error("no login of %s is under way: /mcp login %s first", shown_line(name).c_str(),
+                      shown_line(name).c_str());
+            return;
+        }
+        (void)write_all(m_login.paste.get(), words[2] + "\n");
+        return;
+    }
+    if (m_login.group > 0) {
+        log_error("the login of %s is under way, and one is made at a time: finish it in the "
+                  "browser, or give the address it landed on with /mcp login %s ADDRESS",
+                  shown_line(m_login.name).c_str(), shown_line(m_login.name).c_str());
+        return;
+    }
+    if (!on_shelf(name))
+        return;
+    if (m_login.waiter.joinable())
+        m_login.waiter.join(); // the last one's, which has ended
+    auto program = find_program("sion-mcp");
+    if (!program) {
+        report(program.error());
+        return;
+    }
+    ChildSpec spec;
+    spec.argv = {*program, "login", name, "--callback-port", std::to_string(m_login_port)};
+    spec.env = own_environment();
+    spec.in = Stdio::pipe();
+    spec.out = Stdio::inherit();
+    spec.err = Stdio::inherit();
+    std::fflush(stdout);
+    auto child = Child::spawn(spec);
+    if (!child) {
+        report(child.error());
+        return;
+    }
+    std::printf("Where the browser cannot come back to this machine's port %d, give the address "
+                "it landed on: /mcp login %s ADDRESS\n",
+                m_login_port, shown_line(name).c_str());
+    std::fflush(stdout);
+    m_login.name = name;
+    m_login.group = child->pid();
+    m_login.paste = std::move(child->in());
+    m_login.waiter = std::thread([this, c = std::move(*child), name]() mutable {
+        auto ended = c.wait();
+        std::lock_guard done(m_login.mutex);
+        m_login.group = -1;
+        m_login.paste.reset();
+        if (ended && ended->status == 0)
+            std::printf("logged in to \"%s\": an agent that has it reaches it at its next turn.\n",
+                        shown_line(name).c_str());
+        else if (ended && ended->signal == 0)
+            std::printf("the login of \"%s\" did not end well (see above): /mcp login %s tries "
+                        "again.\n",
+                        shown_line(name).c_str(), shown_line(name).c_str());
+        std::fflush(stdout);
+    });
+}
+
 void Chat::mcp_list() {
     std::string listed;
     auto ran = sion_mcp({"list", "--json"}, &listed);
@@ -624,8 +739,8 @@ void Chat::mcp_list() {
         if (now)
             for (const McpServer& server : *now)
                 states[server.name] = server.state == "connected"
-                    ? format("connected, %zu tools", server.tools.size())
-                    : server.message;
+                                          ? format("connected, %zu tools", server.tools.size())
+                                          : server.message;
     }
     std::vector<std::string> has = agent_servers();
     std::vector<std::string> mine(has.size());
@@ -643,7 +758,8 @@ void Chat::mcp_list() {
             if (e.string_or("transport", "").value_or("") == "sse")
                 how += " (HTTP+SSE)";
         } else {
-            for (const std::string& word : e.strings("command").value_or(std::vector<std::string>{}))
+            for (const std::string& word :
+                 e.strings("command").value_or(std::vector<std::string>{}))
                 how += (how.empty() ? "" : " ") + word;
             how += e.get("sandbox").exists() ? " (in a sandbox)" : " (unsandboxed)";
         }
@@ -684,6 +800,9 @@ int chat_command(int argc, const char* const* argv) {
     options.insert(options.end() - 2,
                    OptionSpec{"question-timeout", 0, "S",
                               "cancel a server's question no one answers in S seconds (600)"});
+    options.insert(options.end() - 2,
+                   OptionSpec{"login-port", 0, "N",
+                              "the port on 127.0.0.1 /mcp login's browser comes back to (8788)"});
     const CommandSpec spec{
         "sion-run chat",
         "sion-run chat PROFILE AGENT [options]",
@@ -697,17 +816,24 @@ int chat_command(int argc, const char* const* argv) {
     check_operands(args, 2, 2, "give a profile and an agent: sion-run chat PROFILE AGENT");
     bool colour = or_die(colour_wanted(args, STDOUT_FILENO));
     int64_t question_s = k_question_seconds;
-    if (auto given = args.value("question-timeout"))
-    {
+    if (auto given = args.value("question-timeout")) {
         auto n = parse_number(*given, 1, 86'400);
         if (!n)
-            die(usage_error(format("--question-timeout takes seconds, 1 to 86400, not '%s'",
-                                   given->c_str())));
+            die(usage_error(
+                format("--question-timeout takes seconds, 1 to 86400, not '%s'", given->c_str())));
         question_s = *n;
     }
     std::string home = or_die(prepare_home());
     auto input = or_die(ConsoleInput::open(home + "/chat_history"));
-    Chat chat(args, *input, colour, question_s * 1000);
+    int login_port = k_login_port;
+    if (auto given = args.value("login-port")) {
+        auto n = parse_number(*given, 1, 65535);
+        if (!n)
+            die(usage_error(
+                format("--login-port takes a port from 1 to 65535, not '%s'", given->c_str())));
+        login_port = static_cast<int>(*n);
+    }
+    Chat chat(args, *input, colour, question_s * 1000, login_port);
     return chat.go();
 }
 

@@ -29,6 +29,7 @@ extern "C" void on_sigint(int /*signal*/) {
 // A SIGINT interrupts what blocks (no SA_RESTART): the prompt's read gives up its line.
 void catch_sigint() {
     struct sigaction sa {};
+
     sa.sa_handler = on_sigint;
     sigemptyset(&sa.sa_mask);
     sa.sa_flags = 0;
@@ -88,6 +89,7 @@ public:
     explicit LinesPerson(ConsoleInput& console) : m_console(console) {}
 
     [[nodiscard]] bool present() const override { return true; }
+
     [[nodiscard]] bool sees_transcript() const override { return true; }
 
     bool allows(std::string_view question) override {
@@ -171,7 +173,9 @@ std::optional<std::string> ConsoleInput::answer(std::optional<int64_t> within_ms
         std::chrono::steady_clock::now() + std::chrono::milliseconds(within_ms.value_or(0));
     std::unique_lock lock(m_in->mutex);
     // A /stop is not an answer: it waits for the run to ask whether it should stop.
-    auto answer = [this] { return std::find_if_not(m_in->lines.begin(), m_in->lines.end(), is_stop); };
+    auto answer = [this] {
+        return std::find_if_not(m_in->lines.begin(), m_in->lines.end(), is_stop);
+    };
     while (answer() == m_in->lines.end() && !m_in->ended) {
         if (!within_ms)
             m_in->came.wait(lock);

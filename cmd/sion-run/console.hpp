@@ -27,7 +27,8 @@ class ConsoleInput {
 public:
     // At the terminal when standard input is one (its history in `history_file`); from standard
     // input otherwise. SIGINT is caught from now on: it asks to stop the run under way.
-    [[nodiscard]] static Result<std::unique_ptr<ConsoleInput>> open(const std::string& history_file);
+    [[nodiscard]] static Result<std::unique_ptr<ConsoleInput>>
+    open(const std::string& history_file);
 
     ConsoleInput(const ConsoleInput&) = delete;
     ConsoleInput& operator=(const ConsoleInput&) = delete;

@@ -267,7 +267,6 @@ Json task_pictures(const std::vector<std::string>& files) {
     return pictures;
 }
 
-
 std::unique_ptr<Started> start_session(const Args& args, Starting starting) {
     const std::string& profile_name = args.operands()[0];
     or_die(check_profile_name(profile_name));
@@ -276,8 +275,7 @@ std::unique_ptr<Started> start_session(const Args& args, Starting starting) {
     Db opened = or_die(open_state(home));
     Agent agent = or_die(find_agent(opened, args.operands()[1], std::string_view(profile_name)));
     Profile found = *or_die(find_profile(opened, profile_name));
-    auto s = std::make_unique<Started>(home, std::move(opened), std::move(agent),
-                                       std::move(found));
+    auto s = std::make_unique<Started>(home, std::move(opened), std::move(agent), std::move(found));
     Db& db = s->db;
     SessionParts& parts = s->parts;
     std::optional<SessionRow>& stored = s->stored;
@@ -314,8 +312,8 @@ std::unique_ptr<Started> start_session(const Args& args, Starting starting) {
                 refuse_session(make_error(Exit::config,
                                           "the workspace %s and the folder of the skill %s, %s, "
                                           "overlap: give a workspace apart from it",
-                                          parts.settings.workspace.c_str(),
-                                          skill.name.c_str(), skill.dir.c_str()));
+                                          parts.settings.workspace.c_str(), skill.name.c_str(),
+                                          skill.dir.c_str()));
     for (const skills::Skill& skill : kept_skills)
         parts.skills.push_back({skill.name, skill.description});
     for (const auto& m : parts.settings.models)
@@ -343,11 +341,10 @@ std::unique_ptr<Started> start_session(const Args& args, Starting starting) {
     std::optional<WebSearchProvider>& search = s->search;
     if (parts.settings.web)
         search = or_refuse(web_search_provider());
-    parts.tools = make_tools({!parts.settings.workspace.empty(), parts.settings.shell,
-                              parts.settings.shell_external, parts.settings.code_sandbox,
-                              parts.settings.delegate, skilled ? &skills_at : nullptr,
-                              parts.settings.skill_network, parts.settings.web,
-                              parts.settings.web_allow, search});
+    parts.tools = make_tools(
+        {!parts.settings.workspace.empty(), parts.settings.shell, parts.settings.shell_external,
+         parts.settings.code_sandbox, parts.settings.delegate, skilled ? &skills_at : nullptr,
+         parts.settings.skill_network, parts.settings.web, parts.settings.web_allow, search});
     if (skilled)
         parts.context.skills = &skills_at;
     std::unique_ptr<Delegation>& delegation = s->delegation;
@@ -381,8 +378,7 @@ std::unique_ptr<Started> start_session(const Args& args, Starting starting) {
     parts.person = starting.person ? std::move(starting.person)
                                    : std::make_unique<Person>(Person::find(starting.json));
     std::unique_ptr<McpClient>& mcp = s->mcp;
-    std::vector<std::string> servers =
-        mcp_servers(db, parts.settings, profile, starting.prompt);
+    std::vector<std::string> servers = mcp_servers(db, parts.settings, profile, starting.prompt);
     // Pre-flight: nor may an MCP server's directory overlap a skill's folder.
     for (const std::string& server : servers)
         if (auto overlap = skill_overlap(db, server, kept_skills))
@@ -393,8 +389,8 @@ std::unique_ptr<Started> start_session(const Args& args, Starting starting) {
     parts.mcp = mcp.get();
     if (starting.prompt) {
         s->prompt_server = starting.prompt->server;
-        parts.task = or_refuse(
-            mcp->prompt(starting.prompt->server, starting.prompt->name, starting.prompt->arguments));
+        parts.task = or_refuse(mcp->prompt(starting.prompt->server, starting.prompt->name,
+                                           starting.prompt->arguments));
         parts.prompt = starting.prompt->given;
     }
     s->out = make_output(starting.json, stdout, starting.colour, starting.streaming);
@@ -402,7 +398,6 @@ std::unique_ptr<Started> start_session(const Args& args, Starting starting) {
     if (delegation)
         delegation->out = s->out.get();
     return s;
-
 }
 
 Ending run_once(Started& s, std::string task, Json pictures, std::string prompt) {

@@ -61,8 +61,8 @@ struct Started {
     std::unique_ptr<session::Delegation> delegation;
     std::optional<Confined> files;
     std::unique_ptr<session::McpClient> mcp;
-    std::string prompt_server;               // the server whose prompt the session began with
-    std::vector<skills::Skill> kept_skills;  // the profile's, when the session started
+    std::string prompt_server;              // the server whose prompt the session began with
+    std::vector<skills::Skill> kept_skills; // the profile's, when the session started
     std::unique_ptr<session::Output> out;
     bool began = false; // a run has claimed or inserted the session
 };

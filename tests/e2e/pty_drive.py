@@ -16,17 +16,24 @@
 #   interrupt        type the terminal's interrupt character (Ctrl-C)
 #   eof              type the terminal's end of file (Ctrl-D)
 #   touch FILE       create FILE (a stand-in waiting on it goes on)
+#   browse           be the person's browser: GET the address shown last after "Open this URL to
+#                    authorize:", following its redirects (back to the login's port)
+#   browse-paste TEXT  GET it without following, and send TEXT and the address it was sent to
+#                    (a browser on another machine, whose person pastes where it landed)
 #   sleep S          wait S seconds
 # Everything the terminal showed is kept in --log. An expect that times out (--timeout, 30 s a
 # step) names the step and what came since on stderr, kills the command and exits 124. Otherwise
 # exits with the command's status (128+n for signal n) once it ends, within the same timeout.
 import fcntl
+import http.client
 import os
 import select
 import signal
 import sys
 import termios
 import time
+import urllib.parse
+import urllib.request
 
 
 def usage(why):
@@ -58,7 +65,8 @@ def parse(argv):
             if not line.strip() or line.lstrip().startswith("#"):
                 continue
             word, _, rest = line.partition(" ")
-            if word not in ("expect", "send", "type", "interrupt", "eof", "touch", "sleep"):
+            if word not in ("expect", "send", "type", "interrupt", "eof", "touch", "sleep",
+                            "browse", "browse-paste"):
                 usage("%s:%d: unknown step '%s'" % (steps_file, n, word))
             steps.append((n, word, rest.replace("\\n", "\n")))
     return log, timeout, pipes, steps, argv[i + 2:]
@@ -163,6 +171,23 @@ def main():
                 os.close(to_it)
             else:
                 os.write(to_it, cc[termios.VEOF])
+        elif word in ("browse", "browse-paste"):
+            mark = b"Open this URL to authorize:\n"
+            at = seen.rfind(mark)
+            if at < 0:
+                fail(n, "no address to authorize was shown")
+            url = seen[at + len(mark):].split(b"\n", 1)[0].decode()
+            try:
+                if word == "browse":
+                    urllib.request.urlopen(url, timeout=timeout).read()
+                else:
+                    parts = urllib.parse.urlsplit(url)
+                    c = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout)
+                    c.request("GET", parts.path + "?" + parts.query)
+                    landed = c.getresponse().getheader("Location") or ""
+                    os.write(to_it, (rest + " " + landed).encode() + (b"\n" if pipes else b"\r"))
+            except OSError as e:
+                fail(n, "the browser could not open %s: %s" % (url, e))
         elif word == "touch":
             open(rest, "a").close()
         elif word == "sleep":

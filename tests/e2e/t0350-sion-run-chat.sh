@@ -61,14 +61,24 @@ expect_shown "session $sid for agent $short
 agent: hello
 session $sid: done
 Say what the agent is to do; each message is a run of the session. Commands:
-  /help                       this list
-  /model [M]                  the models, first first; M (provider:model) first of all
-  /system [TEXT | --off]      your standing instructions for this chat, sent each turn
-  /usage                      the tokens used, cache reads and writes apart, and the budget
-  /stop                       stop the run under way (Ctrl-C at a terminal)
-  /prompts                    the prompts of the session's MCP servers
-  /prompt SERVER PROMPT [NAME=VALUE...]   say a server's prompt as your message
-  /exit                       end the chat (Ctrl-D)
+  /help                      this list
+  /model [M]                 the models, first first; M (provider:model) first of all
+  /system [TEXT | --off]     your standing instructions, sent at the end of each turn
+  /usage                     the tokens used, cache reads and writes apart; the budget
+  /stop                      stop the run under way (Ctrl-C at a terminal)
+  /prompts                   the prompts of the session's MCP servers
+  /prompt SERVER PROMPT [NAME=VALUE...]
+                             say a server's prompt as your message
+  /mcp                       the MCP servers this agent has, and the shelf's others
+  /mcp add NAME URL          find one: on the shelf, and this agent has it
+  /mcp add NAME sse URL      the same, for a server of the old transport
+  /mcp add NAME COMMAND...   one the agent starts itself, in a sandbox
+  /mcp NAME                  give this agent one on the shelf
+  /mcp login NAME [ADDRESS]  its consent screen in your browser, or where it landed
+  /mcp drop NAME             take it off this agent; it stays on the shelf
+  /mcp forget NAME           take it off the shelf, and off every agent that had it
+  /mcp logout NAME           give its account back, for everyone
+  /exit                      end the chat (Ctrl-D)
 models, first first: script:$scratch/scripts/two.json
 no standing instructions: /system TEXT gives them
 session $sid for agent $short, continued

@@ -119,6 +119,55 @@ expect_grep '^"notes" is off the shelf, and off every agent that had it\.$' "$sc
 expect_exit 0 sion agent mcp list && expect_out ''
 [ "$(sqlite3 "$db" "SELECT count(*) FROM profile_mcp")" = 0 ] && ok || fail "a profile still has a forgotten server"
 
+# A server over HTTP that wants an account: on the shelf, this agent has it, and /mcp login.
+mkdir -p notes
+printf 'Ship on Friday.\n' >notes/release.txt
+mkfifo notes.in
+python3 "$SION_SOURCE_DIR/tests/fixtures/mcp/notes_http_server.py" --dir notes <notes.in >notes.port 2>notes.err &
+server=$!
+exec {hold}>notes.in
+trap 'exec {hold}>&-; kill "$server" 2>/dev/null; rm -rf "$scratch"' EXIT
+wait_until 10 test -s notes.port || fail "the notes server did not start: $(cat notes.err)"
+url="http://127.0.0.1:$(head -n 1 notes.port)/mcp"
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+cat >scripts/web.json <<'EOF'
+{"turns": [{"calls": [{"tool": "web_read_note", "input": {"name": "release"}}]}, {"text": "read it"},
+           {"calls": [{"tool": "web_read_note", "input": {"name": "release"}}]}, {"text": "again"}]}
+EOF
+steps "send /mcp add web $url
+expect It wants an account first: /mcp login web
+send /mcp login web https://elsewhere.example/callback?code=x
+send /mcp login web
+expect Open this URL to authorize:
+send /mcp login other
+browse
+expect logged in to \"web\"
+send /mcp
+expect On the shelf
+send Read the note
+expect : done
+send /mcp logout web
+expect forgot
+send /mcp login web
+expect Open this URL to authorize:
+browse-paste /mcp login web
+expect logged in to \"web\"
+send Read it again
+expect : done
+eof"
+expect_exit 0 timeout 120 python3 "$SION_SOURCE_DIR/tests/e2e/pty_drive.py" --pipes --log "$scratch/shown" \
+    --timeout 60 "$scratch/steps" -- sion-run chat lead "${lead:0:8}" --login-port "$port" \
+    --model "script:$scratch/scripts/web.json"
+expect_grep '^"web" is on the shelf, and this agent has it. It wants an account first: /mcp login web$' "$scratch/shown"
+expect_grep "^http://127.0.0.1:[0-9]+/authorize\\?.*redirect_uri=http%3A%2F%2F127.0.0.1%3A$port%2Fcallback" "$scratch/shown"
+expect_grep '^MCP server web \(notes 1.0.0, protocol 2026-07-28\): reviewed tools$' "$scratch/shown"
+expect_grep "^  web $url \\(logged in\\)\$" "$scratch/shown"
+[ "$(grep -c '^← Ship on Friday\.$' "$scratch/shown")" = 2 ] && ok || fail "the note was not read after each login"
+expect_grep '^sion-run: no login of web is under way: /mcp login web first$' "$scratch/err"
+expect_grep '^sion-run: the login of web is under way, and one is made at a time: ' "$scratch/err"
+expect_exit 0 sion agent mcp list --json && expect_grep '"name":"web",.*"authorization":\{"issuer"' "$scratch/out"
+expect_exit 0 sion agent mcp remove web
+
 # Bad input: each one line, and the chat goes on.
 steps 'send /mcp add notes
 send /mcp add notes sse
