@@ -68,6 +68,7 @@ public:
     bool may_connect(const sockaddr* to);
     // Whether the transfer goes on (the request's go_on, when it has one).
     bool goes_on();
+
     [[nodiscard]] bool asks_to_go_on() const { return static_cast<bool>(m_request.go_on); }
 
     enum class Failure {

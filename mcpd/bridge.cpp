@@ -367,7 +367,8 @@ private:
     void servers(const Message& m, const Responder& respond) {
         auto names = m.params.strings("servers");
         if (!names) {
-            respond(Reply::fail(rpc::k_invalid_params, "invalid params: " + names.error().message()));
+            respond(
+                Reply::fail(rpc::k_invalid_params, "invalid params: " + names.error().message()));
             return;
         }
         for (const std::string& name : *names)

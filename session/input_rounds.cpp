@@ -25,9 +25,10 @@ Json Loop::elicit(JsonView params) {
                               *deadline - Clock::now());
                           return person.ask(prompt, std::max<int64_t>(left.count(), 0));
                       }};
-    Elicited asked = person.present() ? sion::session::elicit(params, terminal)
-                                      : declined("declined, since there is no one to ask here ("
-                                                 + person.absent_why() + ")");
+    Elicited asked =
+        person.present()
+            ? sion::session::elicit(params, terminal)
+            : declined("declined, since there is no one to ask here (" + person.absent_why() + ")");
     if (auto kept = mcp_line(server, "MCP server " + server + " asked for input: " + asked.said);
         !kept)
         m_calls.store_failed(kept.error());

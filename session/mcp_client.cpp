@@ -264,8 +264,8 @@ Status McpClient::set_servers(const std::vector<std::string>& servers) {
     params.set("servers", Json::strings(servers));
     SION_TRY(rpc::Message m, request("mcp/servers", params));
     if (m.kind == rpc::Kind::error)
-        return Error(Exit::unavailable, "sion-mcp serve refused the servers: "
-                                            + std::string(m.error_message));
+        return Error(Exit::unavailable,
+                     "sion-mcp serve refused the servers: " + std::string(m.error_message));
     m_servers = servers;
     SION_TRY(m_first, state());
     return {};

@@ -9,9 +9,9 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cctype>
 #include <cerrno>
+#include <chrono>
 
 namespace sion::session {
 
@@ -44,7 +44,8 @@ std::optional<std::string> Person::ask(std::string_view prompt, std::optional<in
     char c = 0;
     while (true) {
         if (within_ms) {
-            auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+            auto left =
+                std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
             if (left.count() <= 0) {
                 (void)write_all(m_tty.get(), "\n"); // no one answered: the question is over
                 return std::nullopt;

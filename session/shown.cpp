@@ -131,8 +131,11 @@ size_t whole_sequences(std::string_view text) {
         auto c = static_cast<unsigned char>(text[text.size() - back]);
         if ((c & 0xC0) == 0x80)
             continue; // a continuation byte: its lead is further back
-        size_t length = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3
-                                     : (c & 0xF8) == 0xF0 ? 4 : 1;
+        size_t length = c < 0x80             ? 1
+                        : (c & 0xE0) == 0xC0 ? 2
+                        : (c & 0xF0) == 0xE0 ? 3
+                        : (c & 0xF8) == 0xF0 ? 4
+                                             : 1;
         return length > back ? text.size() - back : text.size();
     }
     return text.size();

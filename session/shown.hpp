@@ -47,9 +47,9 @@ private:
     [[nodiscard]] std::string shown(bool whole);
 
     std::string m_text;
-    size_t m_shown = 0;    // m_text's bytes shown (a line break held counts as shown)
-    bool m_break = false;  // a line break before m_shown waits to be judged
-    bool m_crlf = false;   // that line break was CR LF
+    size_t m_shown = 0;   // m_text's bytes shown (a line break held counts as shown)
+    bool m_break = false; // a line break before m_shown waits to be judged
+    bool m_crlf = false;  // that line break was CR LF
 };
 
 } // namespace sion::session

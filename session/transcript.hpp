@@ -48,11 +48,14 @@ public:
     virtual void mcp(std::string_view server, std::string_view text) = 0;
     virtual void reasoning(std::string_view text) = 0;
     virtual void text(std::string_view text) = 0;
+
     // Whether the model's text is shown as it streams: then text_piece() is told each piece, and
     // text() the whole once it is in, which ends what the pieces began; a model that fails
     // mid-answer is followed by text_cut(), which ends the line its pieces began.
     [[nodiscard]] virtual bool streams() const { return false; }
+
     virtual void text_piece(std::string_view /*piece*/) {}
+
     virtual void text_cut() {}
     virtual void call(const CallRow& call) = 0;
     virtual void result(const CallRow& call) = 0;

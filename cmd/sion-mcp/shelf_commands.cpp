@@ -174,8 +174,8 @@ mcpd::ServerConfig config_from(const Args& args, const std::string& home) {
         effects_and_timeout(args, c);
         return c;
     }
-    for (const char* remote : {"header", "no-browser", "login-later", "issuer", "client-id", "client-secret-env",
-                               "client-metadata-url", "callback-port", "scope",
+    for (const char* remote : {"header", "no-browser", "login-later", "issuer", "client-id",
+                               "client-secret-env", "client-metadata-url", "callback-port", "scope",
                                "client-credentials", "workload-token-file"})
         if (args.has(remote))
             die(usage_error(std::string("--") + remote + " goes with --url"));
@@ -294,10 +294,12 @@ std::vector<OptionSpec> add_options() {
         {"url", 0, "URL", "the server is at URL, over HTTP, instead of a command"},
         {"header", 0, "'NAME: VALUE'",
          "a header of every request to the URL; ${VAR} is VAR's value where it runs (repeatable)"},
-        {"dir", 0, "DIR", "where the server works (in a sandbox: /workspace)", nullptr, ":directory"},
+        {"dir", 0, "DIR", "where the server works (in a sandbox: /workspace)", nullptr,
+         ":directory"},
         {"env", 0, "NAME", "a variable of yours the server is given (repeatable)"},
-        {"sandbox", 0, "BACKEND", "bwrap or docker:IMAGE@sha256:DIGEST: run it in the shell's sandbox",
-         nullptr, "bwrap docker:"},
+        {"sandbox", 0, "BACKEND",
+         "bwrap or docker:IMAGE@sha256:DIGEST: run it in the shell's sandbox", nullptr,
+         "bwrap docker:"},
         {"sandbox-network", 0, "NETWORK", "the sandbox's network (none)", nullptr,
          "none declared host"},
         {"sandbox-read", 0, "DIR", "a directory the sandbox shows read-only (repeatable)", nullptr,
@@ -314,8 +316,8 @@ std::vector<OptionSpec> add_options() {
         {"scope", 0, "S", "scopes asked for besides those the server names"},
         {"client-credentials", 0, nullptr, "authorize the client itself: nobody logs in"},
         {"workload-token-file", 0, "PATH",
-         "the file where the platform keeps the workload's identity token: nobody logs in",
-         nullptr, ":file"},
+         "the file where the platform keeps the workload's identity token: nobody logs in", nullptr,
+         ":file"},
         {"effect", 0, "TOOL=EFFECT",
          "what TOOL's calls do: read, read-local, write, write-local, external or spend "
          "(repeatable)"},

@@ -50,7 +50,9 @@ std::vector<OptionSpec> run_options() {
     };
     for (OptionSpec& o : session_options())
         options.push_back(std::move(o));
-    options.insert(options.end() - 4, OptionSpec{"prompt", 0, "SERVER:PROMPT",
+    options.insert(
+        options.end() - 4,
+        OptionSpec{"prompt", 0, "SERVER:PROMPT",
                    "the task is the server's prompt, its arguments NAME=VALUE operands"});
     return options;
 }
@@ -86,9 +88,9 @@ int run_command(int argc, const char* const* argv) {
     starting.task = task;
     starting.pictures = task_pictures(args.values("picture"));
     if (given_prompt)
-        starting.prompt = or_die(
-            prompt_task(*given_prompt, std::vector<std::string>(args.operands().begin() + 2,
-                                                                args.operands().end())));
+        starting.prompt =
+            or_die(prompt_task(*given_prompt, std::vector<std::string>(args.operands().begin() + 2,
+                                                                       args.operands().end())));
     starting.json = args.has("json");
     starting.colour = colour;
     Json pictures = Json::copy_of(starting.pictures);

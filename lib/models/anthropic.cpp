@@ -299,8 +299,7 @@ Status AnthropicReader::delta(JsonView event) {
         b.text += text;
         if (on_text && !text.empty())
             on_text(text);
-    }
-    else if (type == "thinking_delta")
+    } else if (type == "thinking_delta")
         b.text += d.string_or("thinking", "").value_or("");
     else if (type == "signature_delta")
         b.signature += d.string_or("signature", "").value_or("");
