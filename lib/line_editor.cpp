@@ -69,6 +69,7 @@ struct LineEditor::State {
     History* history = nullptr;
     std::string history_file;
     std::string prompt;
+    bool interrupted = false; // ^C was typed in the line being read
 
     State() = default;
     State(const State&) = delete;
@@ -105,11 +106,23 @@ struct LineEditor::State {
 
 namespace {
 
-// The prompt of the read under way (EL_CLIENTDATA points to it).
-char* prompt_of(EditLine* el) {
+LineEditor::State& state_of(EditLine* el) {
     void* data = nullptr;
     (*edit_api())->get(el, EL_CLIENTDATA, &data);
-    return static_cast<std::string*>(data)->data();
+    return *static_cast<LineEditor::State*>(data);
+}
+
+// The prompt of the read under way.
+char* prompt_of(EditLine* el) {
+    return state_of(el).prompt.data();
+}
+
+// ^C while a line is edited: the line is given up. It is a key read like any other, not a signal
+// (the terminal's ISIG is off while libedit edits), so that it cannot come between a check and the
+// read that would wait for it.
+unsigned char interrupt_key(EditLine* el, int /*key*/) {
+    state_of(el).interrupted = true;
+    return CC_NEWLINE;
 }
 
 } // namespace
@@ -149,9 +162,12 @@ Result<LineEditor> LineEditor::open(int in, int out, std::string history_file) {
     api->history(state->history, &ev, H_SETSIZE, k_history_lines);
     api->history(state->history, &ev, H_SETUNIQUE, 1);
     api->history(state->history, &ev, H_LOAD, state->history_file.c_str());
-    api->set(state->el, EL_CLIENTDATA, &state->prompt);
+    api->set(state->el, EL_CLIENTDATA, state.get());
     api->set(state->el, EL_PROMPT, prompt_of);
     api->set(state->el, EL_EDITOR, "emacs");
+    api->set(state->el, EL_SETTY, "-d", "-isig", nullptr);
+    api->set(state->el, EL_ADDFN, "sion-interrupt", "give up the line", interrupt_key);
+    api->set(state->el, EL_BIND, "^C", "sion-interrupt", nullptr);
     api->set(state->el, EL_HIST, api->history, state->history);
     return LineEditor(std::move(state));
 }
@@ -159,16 +175,19 @@ Result<LineEditor> LineEditor::open(int in, int out, std::string history_file) {
 LineEditor::Read LineEditor::read(std::string_view prompt) {
     State& s = *m_state;
     s.prompt = std::string(prompt);
+    s.interrupted = false;
     int count = 0;
     errno = 0;
     const char* line = s.api->gets(s.el, &count);
     Read r;
-    if (line == nullptr || count <= 0) {
-        r.interrupted = count < 0 && errno == EINTR;
-        if (r.interrupted)
+    if (s.interrupted || (line == nullptr && count < 0 && errno == EINTR)) {
+        r.interrupted = true; // ^C, or a signal sent from elsewhere
+        if (line == nullptr)
             s.api->reset(s.el); // the line given up, and the terminal as libedit found it
         return r;
     }
+    if (line == nullptr || count <= 0)
+        return r;
     std::string text(line, static_cast<size_t>(count));
     if (!text.empty() && text.back() == '\n')
         text.pop_back();

@@ -40,8 +40,9 @@ public:
     // Shows `prompt` and reads a line with editing. A line that is not blank joins the history.
     [[nodiscard]] Read read(std::string_view prompt);
 
+    struct State; // libedit's, and what its callbacks share: line_editor.cpp's alone
+
 private:
-    struct State;
     explicit LineEditor(std::unique_ptr<State> state);
 
     std::unique_ptr<State> m_state;

@@ -59,10 +59,10 @@ run=(run coder "$agent" --task x)
 m=--model=script:$s/hello.json
 
 # Usage: 64.
-bad 64 "sion-run: a command is needed: run, create, list, sessions, show, credential, skills, setup or chatgpt (see --help)"
-bad 64 "sion-run: unknown command 'frob': give run, create, list, sessions, show, credential, skills, setup or chatgpt (see --help)" frob
+bad 64 "sion-run: a command is needed: run, chat, create, list, sessions, show, credential, skills, setup or chatgpt (see --help)"
+bad 64 "sion-run: unknown command 'frob': give run, chat, create, list, sessions, show, credential, skills, setup or chatgpt (see --help)" frob
 bad 64 "sion-run: unknown option '--frob'" --frob
-bad 64 "sion-run: option '--task' goes after the command: sion-run run|create|list|sessions|show|credential|skills|setup|chatgpt" --task x run coder "$agent"
+bad 64 "sion-run: option '--task' goes after the command: sion-run run|chat|create|list|sessions|show|credential|skills|setup|chatgpt" --task x run coder "$agent"
 for command in "${run[*]}" 'create coder' list sessions "show $good"; do
     # shellcheck disable=SC2086 # the words of the command
     bad 64 "sion-run: unknown option '--frob'" $command --frob

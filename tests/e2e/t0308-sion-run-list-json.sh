@@ -54,7 +54,7 @@ expect_exit 64 sion-run list --jsn && expect_err "sion-run: unknown option '--js
 expect_exit 64 sion-run list Coder --json &&
     expect_err "sion-run: invalid profile name 'Coder': use lowercase letters, digits, '-' and '_'"
 expect_exit 64 sion-run --json list &&
-    expect_err "sion-run: option '--json' goes after the command: sion-run run|create|list|sessions|show|credential|skills|setup|chatgpt"
+    expect_err "sion-run: option '--json' goes after the command: sion-run run|chat|create|list|sessions|show|credential|skills|setup|chatgpt"
 
 # --help names the option, as the man page does.
 expect_exit 0 sion-run list --help && expect_grep '^usage: sion-run list \[PROFILE\] \[--json\]$' "$scratch/out" &&

@@ -10,6 +10,7 @@
 # question answered by the next line, and cancelled when no one answers within --question-timeout,
 # /stop taking effect once it is; a policy question answered by the next line; and bad input.
 . "$(dirname "$0")/lib.sh"
+need_bwrap
 command -v python3 >/dev/null || skip "python3 is not installed"
 command -v sqlite3 >/dev/null || skip "sqlite3 is not installed (Debian package sqlite3)"
 . "$SION_SOURCE_DIR/tests/models/standin.sh"
@@ -269,6 +270,18 @@ expect_grep 'MCP server notes asked for input: .*cancelled' "$scratch/shown"
 expect_grep '^sion-run: give a server and its prompt: /prompt SERVER PROMPT \[NAME=VALUE...\]$' "$scratch/err"
 expect_grep '^sion-run: the session has no MCP server ghost: /prompts lists its servers. prompts$' "$scratch/err"
 [ "$(sqlite3 "$db" "SELECT tainted FROM sessions WHERE id = '$sid'")" = 1 ] && ok || fail "a prompt did not taint the session"
+
+# --- The example scripts/demo shows: a chat on standard input, with a shell in bubblewrap -----------
+mkdir -p demo
+printf '%s\n' 'Count the primes below 60 with a Python script.' /usage 'And below 100?' |
+    timeout 120 sion-run chat coder "$short" --model "script:$SION_SOURCE_DIR/examples/primes/chat.json" \
+        --workspace demo --shell --autonomy L3 >"$scratch/out" 2>"$scratch/err" && ok ||
+    fail "the demo's chat did not end well: $(cat "$scratch/err")"
+expect_grep '^17 primes below 60$' "$scratch/out"
+expect_grep '^agent: There are 17 primes below 60; the script is primes.py in the workspace.$' "$scratch/out"
+expect_grep '^this chat: [0-9]+ tokens in \(0 read from the cache, 0 written to it\), [0-9]+ out$' "$scratch/out"
+expect_grep '^25 primes below 100$' "$scratch/out"
+expect_grep '^agent: Below 100 there are 25.$' "$scratch/out"
 
 # --- Bad input ---------------------------------------------------------------------------------------
 expect_exit 64 sion-run chat coder && expect_err "sion-run: give a profile and an agent: sion-run chat PROFILE AGENT"
