@@ -2,7 +2,7 @@
 // libedit through dlopen: el_gets with a prompt of ours, and a history kept in a private file.
 #include "lib/line_editor.hpp"
 
-#include "lib/dl.hpp"
+#include "lib/loaded_libs.hpp"
 
 #include <fcntl.h>
 #include <histedit.h>
@@ -12,54 +12,9 @@
 #include <cerrno>
 #include <clocale>
 #include <cstdio>
-#include <mutex>
 
 namespace sion {
 
-namespace {
-
-constexpr const char* k_libedit = "libedit.so.2";
-
-struct EditApi {
-    decltype(&::el_init) init;
-    decltype(&::el_end) end;
-    decltype(&::el_reset) reset;
-    decltype(&::el_set) set;
-    decltype(&::el_get) get;
-    decltype(&::el_gets) gets;
-    decltype(&::history_init) history_init;
-    decltype(&::history_end) history_end;
-    decltype(&::history) history;
-};
-
-Result<EditApi> load_edit() {
-    std::string why;
-    void* library = dl_open(k_libedit, why);
-    EditApi t{};
-    bool ok = library != nullptr && dl_look_up(library, "el_init", t.init, why)
-              && dl_look_up(library, "el_end", t.end, why)
-              && dl_look_up(library, "el_reset", t.reset, why)
-              && dl_look_up(library, "el_set", t.set, why)
-              && dl_look_up(library, "el_get", t.get, why)
-              && dl_look_up(library, "el_gets", t.gets, why)
-              && dl_look_up(library, "history_init", t.history_init, why)
-              && dl_look_up(library, "history_end", t.history_end, why)
-              && dl_look_up(library, "history", t.history, why);
-    if (!ok)
-        return dl_unavailable(k_libedit, "libedit2", why);
-    return t;
-}
-
-Result<const EditApi*> edit_api() {
-    static std::once_flag flag;
-    static std::optional<Result<EditApi>> kept;
-    std::call_once(flag, [] { kept.emplace(load_edit()); });
-    if (!*kept)
-        return kept->error();
-    return &kept->value();
-}
-
-} // namespace
 
 struct LineEditor::State {
     const EditApi* api = nullptr;

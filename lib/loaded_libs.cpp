@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// libxml2 and libarchive through dlopen: a table of function pointers each, filled once.
+// libxml2, libarchive and libedit through dlopen: a table of function pointers each, filled once.
 #include "lib/loaded_libs.hpp"
 
 #include "lib/dl.hpp"
@@ -48,6 +48,24 @@ Result<ArchiveApi> load_archive() {
     return t;
 }
 
+Result<EditApi> load_edit() {
+    std::string why;
+    void* library = dl_open("libedit.so.2", why);
+    EditApi t{};
+    bool ok = library != nullptr && dl_look_up(library, "el_init", t.init, why)
+              && dl_look_up(library, "el_end", t.end, why)
+              && dl_look_up(library, "el_reset", t.reset, why)
+              && dl_look_up(library, "el_set", t.set, why)
+              && dl_look_up(library, "el_get", t.get, why)
+              && dl_look_up(library, "el_gets", t.gets, why)
+              && dl_look_up(library, "history_init", t.history_init, why)
+              && dl_look_up(library, "history_end", t.history_end, why)
+              && dl_look_up(library, "history", t.history, why);
+    if (!ok)
+        return dl_unavailable("libedit.so.2", "libedit2", why);
+    return t;
+}
+
 // Loads once and keeps the table, or the error, for every later call.
 template <class Table>
 Result<const Table*> once(std::once_flag& flag, std::optional<Result<Table>>& kept,
@@ -70,6 +88,12 @@ Result<const ArchiveApi*> archive_api() {
     static std::once_flag flag;
     static std::optional<Result<ArchiveApi>> kept;
     return once(flag, kept, load_archive);
+}
+
+Result<const EditApi*> edit_api() {
+    static std::once_flag flag;
+    static std::optional<Result<EditApi>> kept;
+    return once(flag, kept, load_edit);
 }
 
 } // namespace sion

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
-// libxml2 (fetch_url's HTML parser, lib/web) and libarchive (skills' bundles, lib/skills), loaded
-// when first needed, as libcurl is (lib/curl_api.hpp): linked, they would bring ICU and five
-// compressors into the start of every session that never reads a page or a bundle. Their headers
+// libxml2 (fetch_url's HTML parser, lib/web), libarchive (skills' bundles, lib/skills) and libedit
+// (a console's line editing, lib/line_editor), loaded when first needed, as libcurl is
+// (lib/curl_api.hpp): linked, they would bring ICU, five compressors and the terminal libraries
+// into the start of every session that never reads a page, a bundle or a terminal. Their headers
 // still give the types.
 //
-// Contract: xml_api() and archive_api() dlopen the library and look up every function below on
+// Contract: xml_api(), archive_api() and edit_api() dlopen the library and look up every function below on
 // their first call; once, under std::call_once, so any thread may call them. Every later call
 // returns the same table, or the same error: Exit::unavailable "cannot load 'libxml2.so.2'
 // (install the Debian package libxml2): …". xml_api() also runs xmlInitParser. Never unloaded.
@@ -16,6 +17,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 
+#include <histedit.h>
 #include <libxml/HTMLparser.h>
 
 namespace sion {
@@ -43,7 +45,20 @@ struct ArchiveApi {
     decltype(&::archive_entry_perm) entry_perm;
 };
 
+struct EditApi {
+    decltype(&::el_init) init;
+    decltype(&::el_end) end;
+    decltype(&::el_reset) reset;
+    decltype(&::el_set) set;
+    decltype(&::el_get) get;
+    decltype(&::el_gets) gets;
+    decltype(&::history_init) history_init;
+    decltype(&::history_end) history_end;
+    decltype(&::history) history;
+};
+
 [[nodiscard]] Result<const XmlApi*> xml_api();
+[[nodiscard]] Result<const EditApi*> edit_api();
 [[nodiscard]] Result<const ArchiveApi*> archive_api();
 
 } // namespace sion

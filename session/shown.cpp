@@ -57,8 +57,8 @@ bool is_hex(char c) {
     return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
 }
 
-// Whether `line` begins, after its blanks, as a line of the transcript's own does.
-bool looks_like_ours(std::string_view line) {
+// Where the blanks a line begins with end.
+size_t after_blanks(std::string_view line) {
     size_t at = 0;
     while (at < line.size()) {
         Decoded d = decode(line, at);
@@ -66,7 +66,12 @@ bool looks_like_ours(std::string_view line) {
             break;
         at += d.length;
     }
-    std::string_view rest = line.substr(at);
+    return at;
+}
+
+// Whether `line` begins, after its blanks, as a line of the transcript's own does.
+bool looks_like_ours(std::string_view line) {
+    std::string_view rest = line.substr(after_blanks(line));
     for (std::string_view marker : {"→", "←", "✗", "agent:", "you:", "the session is tainted",
                                     "the model ", "the MCP servers ", "MCP server "})
         if (starts_with(rest, marker))
@@ -115,14 +120,7 @@ void append_escaped(std::string& out, std::string_view text) {
 // Whether enough of a line that has not ended has come to judge it: 24 bytes after its blanks
 // (the longest marker, "session " and 16 hex digits).
 bool judged(std::string_view start) {
-    size_t at = 0;
-    while (at < start.size()) {
-        Decoded d = decode(start, at);
-        if (d.length == 0 || !is_blank(d.point))
-            break;
-        at += d.length;
-    }
-    return start.size() - at >= 24;
+    return start.size() - after_blanks(start) >= 24;
 }
 
 // The length of `text` without a UTF-8 sequence its end cuts off.

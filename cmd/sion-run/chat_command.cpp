@@ -139,6 +139,14 @@ struct Login {
     std::thread waiter;
 };
 
+// sion_mcp() whose failure is said: true when it exited 0 (it said why otherwise).
+bool sion_mcp_did(const std::vector<std::string>& args, std::string* out = nullptr) {
+    auto ran = sion_mcp(args, out);
+    if (!ran)
+        report(ran.error());
+    return ran && *ran == 0;
+}
+
 class Chat {
 public:
     Chat(const Args& args, ConsoleInput& input, bool colour, int64_t question_ms, int login_port)
@@ -183,6 +191,8 @@ private:
     void apply_choices();
     Status choose(const std::string& spec);
     void keep_settings();
+    // Takes the server `name` off the session's own (--mcp), which it keeps so.
+    void drop_own(const std::string& name);
 
     const Args& m_args;
     ConsoleInput& m_input;
@@ -327,6 +337,12 @@ void Chat::keep_settings() {
         return; // the first run keeps them
     p.row.settings = Json::copy_of(p.settings.stored);
     or_die(set_settings(m_s->db, p.row.id, p.settings.stored));
+}
+
+void Chat::drop_own(const std::string& name) {
+    std::erase(m_s->parts.settings.mcp, name);
+    m_s->parts.settings.stored.set("mcp", Json::strings(m_s->parts.settings.mcp));
+    keep_settings();
 }
 
 void Chat::model(const std::vector<std::string>& words) {
@@ -540,24 +556,15 @@ void Chat::mcp(const std::vector<std::string>& words) {
         }
         // What was reviewed and pinned is shown, but how to give it: that comes next.
         std::string said;
-        auto added = sion_mcp(args, &said);
+        bool added = sion_mcp_did(args, &said);
         // One that wants a login first is on the shelf unreviewed: the console says so instead.
         bool wants_login = said.find(" wants an account first: ") != std::string::npos;
         for (std::string_view line : lines_of(said))
             if (!line.starts_with("Give it to a session with") && !wants_login)
                 std::printf("%.*s\n", static_cast<int>(line.size()), line.data());
-        if (!added || *added != 0) {
-            if (!added)
-                report(added.error());
-            return;
-        }
         std::string quiet;
-        auto given = sion_mcp({"give", profile, name}, &quiet);
-        if (!given || *given != 0) {
-            if (!given)
-                report(given.error());
+        if (!added || !sion_mcp_did({"give", profile, name}, &quiet))
             return;
-        }
         if (wants_login)
             std::printf("%s is on the shelf, and this agent has it. It wants an account first: "
                         "/mcp login %s\n",
@@ -587,20 +594,11 @@ void Chat::mcp(const std::vector<std::string>& words) {
                       shown_line(name).c_str());
             return;
         }
-        if (session_has) {
-            std::erase(m_s->parts.settings.mcp, name);
-            m_s->parts.settings.stored.set("mcp", Json::strings(m_s->parts.settings.mcp));
-            keep_settings();
-        }
-        if (profile_has) {
-            std::string quiet;
-            auto dropped = sion_mcp({"drop", profile, name}, &quiet);
-            if (!dropped || *dropped != 0) {
-                if (!dropped)
-                    report(dropped.error());
-                return;
-            }
-        }
+        if (session_has)
+            drop_own(name);
+        std::string quiet;
+        if (profile_has && !sion_mcp_did({"drop", profile, name}, &quiet))
+            return;
         std::printf("%s is off this agent, and stays on the shelf.\n", quoted(name).c_str());
         return;
     }
@@ -608,23 +606,15 @@ void Chat::mcp(const std::vector<std::string>& words) {
         const std::string& name = words[1];
         if (!on_shelf(name))
             return;
-        if (verb == "forget" && m_s) {
-            std::erase(m_s->parts.settings.mcp, name);
-            m_s->parts.settings.stored.set("mcp", Json::strings(m_s->parts.settings.mcp));
-            keep_settings();
-        }
+        if (verb == "forget" && m_s)
+            drop_own(name);
         // remove says what it revoked and forgot besides, which stays said.
         std::string said;
-        auto done = sion_mcp({verb == "forget" ? "remove" : "logout", name}, &said);
+        bool done = sion_mcp_did({verb == "forget" ? "remove" : "logout", name}, &said);
         for (std::string_view line : lines_of(said))
             if (!line.starts_with("removed MCP server "))
                 std::printf("%.*s\n", static_cast<int>(line.size()), line.data());
-        if (!done || *done != 0) {
-            if (!done)
-                report(done.error());
-            return;
-        }
-        if (verb == "forget")
+        if (done && verb == "forget")
             std::printf("%s is off the shelf, and off every agent that had it.\n",
                         quoted(name).c_str());
         return;
@@ -637,12 +627,8 @@ void Chat::mcp(const std::vector<std::string>& words) {
     if (!on_shelf(verb))
         return;
     std::string quiet;
-    auto given = sion_mcp({"give", profile, verb}, &quiet);
-    if (!given || *given != 0) {
-        if (!given)
-            report(given.error());
+    if (!sion_mcp_did({"give", profile, verb}, &quiet))
         return;
-    }
     std::printf("This agent has %s now: it reaches it at its next turn.\n", quoted(verb).c_str());
 }
 
@@ -726,12 +712,8 @@ void Chat::mcp_login(const std::vector<std::string>& words) {
 
 void Chat::mcp_list() {
     std::string listed;
-    auto ran = sion_mcp({"list", "--json"}, &listed);
-    if (!ran || *ran != 0) {
-        if (!ran)
-            report(ran.error());
+    if (!sion_mcp_did({"list", "--json"}, &listed))
         return;
-    }
     // The state the session's servers were in at its last turn, where it has them running.
     std::map<std::string, std::string> states;
     if (m_s && m_s->mcp) {

@@ -92,11 +92,6 @@ public:
 
     [[nodiscard]] bool sees_transcript() const override { return true; }
 
-    bool allows(std::string_view question) override {
-        std::string a = ascii_lower(trim_space(ask(question, std::nullopt).value_or("")));
-        return a == "y" || a == "yes";
-    }
-
     std::optional<std::string> ask(std::string_view prompt,
                                    std::optional<int64_t> within_ms) override {
         say(prompt);
