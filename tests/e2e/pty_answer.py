@@ -12,13 +12,14 @@
 # keeps (questions and the echoed answers, CR LF made LF). A question with no answer left is
 # answered with EOF and named on stderr. Exits with the command's status (128+n for signal n), or
 # 124 when it has not ended after --timeout seconds (60), having killed it.
-import fcntl
 import os
 import select
 import signal
 import sys
 import termios
 import time
+
+from pty_drive import spawn
 
 PROMPT = b"[y/N] "
 
@@ -44,25 +45,6 @@ def parse(argv):
     return log, timeout, answers, argv[i + 1:]
 
 
-def spawn(command):
-    master, slave = os.openpty()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.close(master)
-            os.setsid()
-            fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
-            os.dup2(slave, 0)
-            if slave > 2:
-                os.close(slave)
-            os.execvp(command[0], command)
-        except OSError as e:
-            sys.stderr.write("pty_answer.py: cannot run '%s': %s\n" % (command[0], e.strerror))
-        os._exit(127)
-    os.close(slave)
-    return pid, master
-
-
 def type_answer(master, answer):
     if answer == "EOF":
         # The terminal's end of file: VEOF at the start of a line makes read() return 0.
@@ -73,7 +55,7 @@ def type_answer(master, answer):
 
 def main():
     log_path, timeout, answers, command = parse(sys.argv[1:])
-    pid, master = spawn(command)
+    pid, master, _, _ = spawn(command, on_terminal=(0,))
     seen = b""
     asked = 0
     deadline = time.monotonic() + timeout

@@ -72,9 +72,10 @@ def parse(argv):
     return log, timeout, pipes, steps, argv[i + 2:]
 
 
-def spawn(command, pipes):
+def spawn(command, pipes=False, on_terminal=(0, 1)):
     """Starts the command: its pid, the fd its output is read from, the one its input is
-    written to, and the terminal's control characters (None with pipes)."""
+    written to, and the terminal's control characters (None with pipes). Its fds `on_terminal`
+    are the pseudo-terminal (or the pipes); the others are this program's."""
     if pipes:
         out_r, out_w = os.pipe()
         in_r, in_w = os.pipe()
@@ -91,13 +92,15 @@ def spawn(command, pipes):
             if not pipes:
                 fcntl.ioctl(theirs[0], termios.TIOCSCTTY, 0)
             os.dup2(theirs[0], 0)
-            os.dup2(theirs[1], 1)
+            if 1 in on_terminal:
+                os.dup2(theirs[1], 1)
             for fd in set(theirs):
                 if fd > 2:
                     os.close(fd)
             os.execvp(command[0], command)
         except OSError as e:
-            sys.stderr.write("pty_drive.py: cannot run '%s': %s\n" % (command[0], e.strerror))
+            sys.stderr.write("%s: cannot run '%s': %s\n"
+                             % (os.path.basename(sys.argv[0]), command[0], e.strerror))
         os._exit(127)
     for fd in set(theirs):
         os.close(fd)
@@ -207,4 +210,5 @@ def main():
     sys.exit(os.WEXITSTATUS(status))
 
 
-main()
+if __name__ == "__main__":
+    main()
