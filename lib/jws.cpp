@@ -107,10 +107,6 @@ private:
 
 constexpr size_t k_es256_half = 32;
 
-int blinding_random(void* /*unused*/, unsigned char* out, size_t size) noexcept {
-    return fill_random(out, size) ? 0 : -1;
-}
-
 } // namespace
 
 Result<std::string> es256_sign(std::string_view pem, std::string_view data) {
@@ -119,7 +115,7 @@ Result<std::string> es256_sign(std::string_view pem, std::string_view data) {
     std::string digest = sha256(data);
     Mpi r, s;
     int rc = mbedtls_ecdsa_sign_det_ext(&ec->grp, r.get(), s.get(), &ec->d, bytes_of(digest),
-                                        digest.size(), MBEDTLS_MD_SHA256, blinding_random, nullptr);
+                                        digest.size(), MBEDTLS_MD_SHA256, mbedtls_random, nullptr);
     std::string out(2 * k_es256_half, '\0');
     if (rc == 0)
         rc = mbedtls_mpi_write_binary(r.get(), bytes_of(out), k_es256_half);
@@ -199,7 +195,7 @@ Result<std::string> es256_generate() {
     mbedtls_pk_init(&pk);
     int rc = mbedtls_pk_setup(&pk, mbedtls_pk_info_from_type(MBEDTLS_PK_ECKEY));
     if (rc == 0)
-        rc = mbedtls_ecp_gen_key(MBEDTLS_ECP_DP_SECP256R1, mbedtls_pk_ec(pk), blinding_random,
+        rc = mbedtls_ecp_gen_key(MBEDTLS_ECP_DP_SECP256R1, mbedtls_pk_ec(pk), mbedtls_random,
                                  nullptr);
     std::string pem(512, '\0'); // a P-256 key in SEC1 PEM is some 230 bytes
     if (rc == 0)

@@ -36,6 +36,10 @@ Status fill_random(void* buffer, size_t size) {
     return {};
 }
 
+int mbedtls_random(void* /*unused*/, unsigned char* out, size_t size) noexcept {
+    return fill_random(out, size) ? 0 : -1;
+}
+
 Result<std::string> random_bytes(size_t size) {
     std::string out(size, '\0');
     SION_CHECK(fill_random(out.data(), out.size()));

@@ -21,8 +21,10 @@ namespace sion {
 [[nodiscard]] Result<std::string> random_bytes(size_t size);
 [[nodiscard]] Status fill_random(void* buffer, size_t size);
 
+// fill_random() as mbedTLS calls a random generator (its f_rng): 0, or -1 when it failed.
+int mbedtls_random(void* unused, unsigned char* out, size_t size) noexcept;
+
 // Overwrites a string's bytes with zeros (where the compiler cannot drop it) and empties it.
 void wipe(std::string& secret);
-
 
 } // namespace sion

@@ -31,10 +31,6 @@ constexpr int64_t k_ca_life = 10 * 366 * 24 * k_hour;
 constexpr int64_t k_host_life = 7 * 24 * k_hour;
 constexpr size_t k_max_file = 16 * 1024;
 
-int random_for_mbedtls(void* /*unused*/, unsigned char* out, size_t size) noexcept {
-    return fill_random(out, size) ? 0 : -1;
-}
-
 Error mbedtls_error(const char* what, int rc) {
     return make_error(Exit::software, "cannot %s: mbedTLS error -0x%04x", what, -rc);
 }
@@ -166,7 +162,7 @@ Result<std::string> write_certificate(const Subject& s, mbedtls_pk_context* subj
     if (rc != 0)
         return mbedtls_error("make a certificate", rc);
     std::string pem(4096, '\0');
-    rc = mbedtls_x509write_crt_pem(w, bytes_of(pem), pem.size(), random_for_mbedtls, nullptr);
+    rc = mbedtls_x509write_crt_pem(w, bytes_of(pem), pem.size(), mbedtls_random, nullptr);
     if (rc != 0)
         return mbedtls_error("write a certificate", rc);
     pem.resize(std::strlen(pem.c_str()));
