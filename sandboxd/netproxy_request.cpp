@@ -233,6 +233,54 @@ Result<ProxyRequest> parse_proxy_request(std::string_view text) {
     return req;
 }
 
+bool on_grant_path(std::string_view target, std::string_view path) {
+    std::string_view p = target.substr(0, target.find('?'));
+    if (p.empty() || p.front() != '/' || p.find('\\') != std::string_view::npos)
+        return false;
+    std::string lower = ascii_lower(p);
+    for (const char* encoded : {"%2e", "%2f", "%5c"})
+        if (lower.find(encoded) != std::string::npos)
+            return false;
+    for (size_t at = 0; at != std::string_view::npos;) {
+        size_t next = p.find('/', at + 1);
+        std::string_view segment = p.substr(at + 1, next == std::string_view::npos ? next
+                                                                                   : next - at - 1);
+        if (segment == "." || segment == "..")
+            return false;
+        at = next;
+    }
+    if (path == "/" || p == path)
+        return true;
+    std::string under(path);
+    if (under.back() != '/')
+        under += '/';
+    return p.starts_with(under);
+}
+
+std::string granted_head(std::string_view text, const Grant& grant) {
+    auto head = parse_head(text);
+    if (!head)
+        return std::string(text);
+    bool granted = on_grant_path(head->target, grant.path);
+    std::string header = ascii_lower(grant.header);
+    std::vector<std::string> options = connection_options(*head);
+    std::string out = format("%.*s %.*s %.*s\r\n", static_cast<int>(head->method.size()),
+                             head->method.data(), static_cast<int>(head->target.size()),
+                             head->target.data(), static_cast<int>(head->version.size()),
+                             head->version.data());
+    for (const Header& h : head->headers) {
+        std::string name = ascii_lower(h.name);
+        bool hop = name == "connection" || name == "keep-alive" || name.rfind("proxy-", 0) == 0
+                   || std::find(options.begin(), options.end(), name) != options.end();
+        if (!hop && !(granted && name == header))
+            out.append(h.name).append(": ").append(h.value).append("\r\n");
+    }
+    if (granted)
+        out += grant.header + ": " + grant.value + "\r\n";
+    out += "Connection: close\r\n\r\n";
+    return out;
+}
+
 std::string http_error_response(int status, std::string_view body_line) {
     const char* reason = "Error";
     switch (status) {

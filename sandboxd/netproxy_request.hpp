@@ -33,6 +33,27 @@ struct ProxyRequest {
 // names. Errors (Exit::data) say what is wrong in a few words, for a 400 answer's body.
 [[nodiscard]] Result<ProxyRequest> parse_proxy_request(std::string_view head);
 
+// A grant (seed 002): a credential the proxy writes into the requests to its host that are on its
+// path, so that the sandboxed program that makes them never holds it.
+struct Grant {
+    std::string host; // in canonical_host's form
+    int port = 443;   // its port: 443 for https (a tunnel the proxy ends), 80 for plain http
+    std::string path = "/"; // "/v1": that path and those under it ("/v1", "/v1/x", "/v1?q")
+    std::string header = "Authorization";
+    std::string value; // "Bearer …": the secret itself
+};
+
+// Whether the origin-form `target` ("/v1/x?q") is on `path`. A target that could mean another
+// path once a server decodes or normalises it (a "." or ".." segment, an encoded '.', '/' or '\',
+// a backslash) is on none.
+[[nodiscard]] bool on_grant_path(std::string_view target, std::string_view path);
+
+// An origin-form request head (its request line, headers and blank line) as the host is to get
+// it: with `grant`'s header written in, any the client sent of that name dropped, when its target
+// is on the grant's path; without hop-by-hop headers, and asking the host to close the connection
+// after its answer. A head that does not parse comes back as it is: the host refuses it.
+[[nodiscard]] std::string granted_head(std::string_view head, const Grant& grant);
+
 // A whole answer from the proxy itself: the status line, a text/plain body of one line (a newline
 // is added), Content-Length and "Connection: close".
 [[nodiscard]] std::string http_error_response(int status, std::string_view body_line);

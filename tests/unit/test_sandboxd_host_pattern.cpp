@@ -270,5 +270,42 @@ TEST(ProxyRequest, ErrorResponseHasOneLineBody) {
               "Content-Length: 33\r\nConnection: close\r\n\r\nhost 'x.org:443' is not declared\n");
 }
 
+// A grant's path: itself and what is under it, never what a server could make of another.
+TEST(Grant, PathIsItselfAndWhatIsUnderIt) {
+    for (std::string_view target : {"/v1", "/v1/things", "/v1?q=1", "/v1/a/b?c=/d"})
+        EXPECT_TRUE(on_grant_path(target, "/v1")) << target;
+    EXPECT_TRUE(on_grant_path("/v1/x", "/v1/"));
+    EXPECT_TRUE(on_grant_path("/anything", "/"));
+    for (std::string_view target :
+         {"/v1x", "/v2/things", "/", "", "v1", "/v1/../admin", "/v1/./x", "/v1/%2e%2e/admin",
+          "/v1/%2E%2E/admin", "/v1%2fadmin", "/v1/..%5cadmin", "/v1\\..\\admin", "/v1/.."})
+        EXPECT_FALSE(on_grant_path(target, "/v1")) << target;
+    EXPECT_FALSE(on_grant_path("/../x", "/"));
+}
+
+TEST(Grant, HeadGetsTheCredentialOnItsPathAndClosesAfter) {
+    Grant g{"api.example.test", 443, "/v1", "Authorization", "Bearer the-secret"};
+    EXPECT_EQ(granted_head("GET /v1/things HTTP/1.1\r\nHost: api.example.test\r\n"
+                           "authorization: Bearer forged\r\nConnection: keep-alive, X-Hop\r\n"
+                           "X-Hop: 1\r\nKeep-Alive: 5\r\nAccept: */*\r\n\r\n",
+                           g),
+              "GET /v1/things HTTP/1.1\r\nHost: api.example.test\r\nAccept: */*\r\n"
+              "Authorization: Bearer the-secret\r\nConnection: close\r\n\r\n");
+    // Off its path: no credential, and the client's own goes on as it is.
+    EXPECT_EQ(granted_head("POST /v2 HTTP/1.1\r\nHost: api.example.test\r\n"
+                           "Authorization: Bearer mine\r\nContent-Length: 0\r\n\r\n",
+                           g),
+              "POST /v2 HTTP/1.1\r\nHost: api.example.test\r\nAuthorization: Bearer mine\r\n"
+              "Content-Length: 0\r\nConnection: close\r\n\r\n");
+    EXPECT_EQ(granted_head("GET /v1/../admin HTTP/1.1\r\nHost: h\r\n\r\n", g),
+              "GET /v1/../admin HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n");
+    // Another header, as a grant may name.
+    Grant key{"api.example.test", 443, "/", "X-Api-Key", "k"};
+    EXPECT_EQ(granted_head("GET / HTTP/1.1\r\nX-API-KEY: forged\r\n\r\n", key),
+              "GET / HTTP/1.1\r\nX-Api-Key: k\r\nConnection: close\r\n\r\n");
+    // What does not parse goes on as it is, for the host to refuse.
+    EXPECT_EQ(granted_head("nonsense\r\n\r\n", g), "nonsense\r\n\r\n");
+}
+
 } // namespace
 } // namespace sion::sandboxd
