@@ -4,6 +4,7 @@
 #include "sandboxd/netproxy.hpp"
 
 #include "lib/text.hpp"
+#include "sandboxd/egress_tls.hpp"
 #include "sandboxd/netproxy_relay.hpp"
 #include "sandboxd/netproxy_request.hpp"
 
@@ -67,6 +68,16 @@ struct ProxyRelay : Relay {
     void answer(int status, const std::string& body);
     void drain(int status);
     static void alloc_up(uv_handle_t* h, size_t, uv_buf_t* out);
+    static void alloc_down(uv_handle_t* h, size_t, uv_buf_t* out);
+    // A tunnel to a granted host, its TLS ended here (egress_tls.hpp).
+    void intercept();
+    void intercepted(uv_stream_t* from, ssize_t n);
+    void flush();
+    void send(uv_stream_t* to, std::string data);
+
+    const Grant* grant = nullptr; // the grant for the host, if there is one
+    std::unique_ptr<Interception> interception;
+    int writes = 0; // the interception's, in flight
 
     std::string head;
     std::string early; // what the client sent after the head, before the host was connected
@@ -90,6 +101,13 @@ void ProxyRelay::alloc_up(uv_handle_t* h, size_t, uv_buf_t* out) {
     if (!relay->up.buf)
         relay->up.buf = std::make_unique<char[]>(k_buffer);
     *out = uv_buf_init(relay->up.buf.get(), static_cast<unsigned>(k_buffer));
+}
+
+void ProxyRelay::alloc_down(uv_handle_t* h, size_t, uv_buf_t* out) {
+    auto* relay = static_cast<ProxyRelay*>(h->data);
+    if (!relay->down.buf)
+        relay->down.buf = std::make_unique<char[]>(k_buffer);
+    *out = uv_buf_init(relay->down.buf.get(), static_cast<unsigned>(k_buffer));
 }
 
 void ProxyRelay::start_timer(uint64_t ms) {
@@ -141,6 +159,11 @@ void ProxyRelay::handle_request() {
         return;
     }
     request = std::move(*parsed);
+    for (const Grant& g : proxy().options.grants)
+        if (g.host == request.host && g.port == request.port)
+            grant = &g;
+    if (grant && !request.tunnel)
+        request.upstream_head = granted_head(request.upstream_head, *grant);
     if (!host_allowed(proxy().allow, request.host, request.port)) {
         std::shared_ptr<Relay> keep = shared_from_this();
         if (proxy().options.on_refused)
@@ -239,10 +262,102 @@ void ProxyRelay::connected() {
     uv_tcp_nodelay(&upstream.tcp, 1);
     uv_freeaddrinfo(addresses);
     addresses = next_address = nullptr;
-    if (request.tunnel)
+    if (request.tunnel && grant && proxy().options.authority != nullptr)
+        intercept();
+    else if (request.tunnel)
         splice(std::move(early), "HTTP/1.1 200 Connection established\r\n\r\n");
     else
         splice(request.upstream_head + early, {});
+}
+
+void ProxyRelay::intercept() {
+    ProxyOptions& o = proxy().options;
+    auto issued = o.authority->issue(request.host);
+    Result<std::unique_ptr<Interception>> started =
+        issued ? Interception::start({request.host, *issued, o.trusted,
+                                      [g = *grant](std::string_view asked) {
+                                          return granted_head(asked, g);
+                                      }})
+               : Result<std::unique_ptr<Interception>>(issued.error());
+    if (!started) {
+        if (o.on_failed)
+            o.on_failed(started.error().message());
+        answer(502, started.error().message());
+        return;
+    }
+    interception = std::move(*started);
+    send(client_stream(), "HTTP/1.1 200 Connection established\r\n\r\n");
+    if (!early.empty())
+        interception->from_client(std::exchange(early, std::string()));
+    flush();
+    auto on_read = [](uv_stream_t* s, ssize_t n, const uv_buf_t*) {
+        static_cast<ProxyRelay*>(s->data)->intercepted(s, n);
+    };
+    if (!closing && (uv_read_start(client_stream(), alloc_up, on_read) != 0
+                     || uv_read_start(upstream_stream(), alloc_down, on_read) != 0))
+        close();
+}
+
+void ProxyRelay::intercepted(uv_stream_t* from, ssize_t n) {
+    if (closing || n == 0)
+        return;
+    bool client_side = from == client_stream();
+    if (n > 0) {
+        std::string_view bytes(client_side ? up.buf.get() : down.buf.get(), static_cast<size_t>(n));
+        if (client_side)
+            interception->from_client(bytes);
+        else
+            interception->from_host(bytes);
+    } else {
+        uv_read_stop(from);
+        if (client_side)
+            interception->client_ended();
+        else
+            interception->host_ended();
+    }
+    flush();
+}
+
+// What the interception has for either side goes; once it is finished and all is sent, the end.
+void ProxyRelay::flush() {
+    if (closing)
+        return;
+    std::string to_client = interception->take_for_client();
+    std::string to_host = interception->take_for_host();
+    if (!to_client.empty())
+        send(client_stream(), std::move(to_client));
+    if (!to_host.empty())
+        send(upstream_stream(), std::move(to_host));
+    if (interception->finished() && writes == 0) {
+        if (!interception->failure().empty() && proxy().options.on_failed)
+            proxy().options.on_failed(interception->failure());
+        close();
+    }
+}
+
+void ProxyRelay::send(uv_stream_t* to, std::string data) {
+    struct Write {
+        uv_write_t req{};
+        std::string data;
+    };
+    auto* w = new Write{{}, std::move(data)};
+    uv_buf_t b = uv_buf_init(w->data.data(), static_cast<unsigned>(w->data.size()));
+    ++writes;
+    int rc = uv_write(&w->req, to, &b, 1, [](uv_write_t* req, int status) {
+        // The handle is open until its close callback, which comes after this one.
+        auto* relay = static_cast<ProxyRelay*>(req->handle->data);
+        delete reinterpret_cast<Write*>(req); // NOLINT: req is the Write's first member
+        --relay->writes;
+        if (status < 0)
+            relay->close();
+        else if (relay->interception && relay->writes == 0 && relay->interception->finished())
+            relay->flush();
+    });
+    if (rc != 0) {
+        --writes;
+        delete w;
+        close();
+    }
 }
 
 void ProxyRelay::on_timer() {

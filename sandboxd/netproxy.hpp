@@ -31,7 +31,9 @@
 #pragma once
 
 #include "lib/result.hpp"
+#include "sandboxd/egress_ca.hpp"
 #include "sandboxd/host_pattern.hpp"
+#include "sandboxd/netproxy_request.hpp"
 
 #include <uv.h>
 
@@ -49,6 +51,17 @@ struct ProxyOptions {
     // Called for each refused connection, before its 403 is sent, with the host in canonical form
     // and the port: the program logs it. It may close the proxy.
     std::function<void(const std::string& host, int port)> on_refused;
+    // The grants (netproxy_request.hpp): each one's credential is written into the requests to its
+    // host and port that are on its path — a plain HTTP request's head as it goes on, and a
+    // tunnel's (HTTPS) by ending its TLS here (egress_tls.hpp) with a certificate from
+    // `authority`, the host reached with TLS verified against `trusted` (PEM roots). A tunnel to a
+    // host with no grant is relayed as it is. Grants need an authority.
+    std::vector<Grant> grants;
+    EgressAuthority* authority = nullptr;
+    std::string trusted;
+    // Called when an ended TLS failed (the host's certificate, either side's TLS), with why: the
+    // program logs it. The client was answered 502 where it could be.
+    std::function<void(const std::string& why)> on_failed;
     std::chrono::milliseconds head_timeout{10'000};    // from accepting to the end of the head
     std::chrono::milliseconds connect_timeout{30'000}; // resolving and connecting, all addresses
     size_t max_head = 16 * 1024;                       // request line and headers, in bytes

@@ -4,9 +4,15 @@
 // own (threads with blocking sockets; the loop runs on a thread of its own). Declared hosts are
 // reached with plain HTTP and through CONNECT tunnels; the undeclared, the malformed, the
 // over-long, the slow and the unreachable get the proxy's answers; many clients at once; a client
-// that leaves mid-tunnel closes both sides; and after every test the loop closes cleanly.
+// that leaves mid-tunnel closes both sides; a granted host over HTTPS gets the grant's credential
+// written in by the proxy, which ends the client's TLS with sion's authority and refuses a host
+// whose certificate does not verify; and after every test the loop closes cleanly.
 #include "lib/fd.hpp"
+#include "lib/secret_bytes.hpp"
 #include "sandboxd/netproxy.hpp"
+
+#include <mbedtls/net_sockets.h>
+#include <mbedtls/ssl.h>
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
@@ -20,6 +26,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <functional>
 #include <future>
 #include <mutex>
@@ -168,6 +175,193 @@ private:
     std::vector<std::thread> m_connections;
     std::atomic<int> m_accepted{0};
     std::atomic<int> m_ended{0};
+};
+
+// TLS over a blocking socket, the test's client or its host.
+class Tls {
+public:
+    Tls() {
+        mbedtls_ssl_init(&m_ssl);
+        mbedtls_ssl_config_init(&m_conf);
+        mbedtls_x509_crt_init(&m_crt);
+        mbedtls_pk_init(&m_key);
+        mbedtls_net_init(&m_net);
+    }
+
+    Tls(const Tls&) = delete;
+    Tls& operator=(const Tls&) = delete;
+
+    ~Tls() {
+        mbedtls_ssl_free(&m_ssl);
+        mbedtls_ssl_config_free(&m_conf);
+        mbedtls_x509_crt_free(&m_crt);
+        mbedtls_pk_free(&m_key);
+        m_net.fd = -1; // the Fd the caller gave is its own
+    }
+
+    // As a client over `fd`, trusting `roots` for `host`; false when the handshake fails.
+    bool client(int fd, const std::string& roots, const std::string& host) {
+        return mbedtls_x509_crt_parse(&m_crt, bytes(roots), roots.size() + 1) == 0
+               && setup(fd, MBEDTLS_SSL_IS_CLIENT) && (configure_client(), true)
+               && mbedtls_ssl_setup(&m_ssl, &m_conf) == 0
+               && mbedtls_ssl_set_hostname(&m_ssl, host.c_str()) == 0 && shake();
+    }
+
+    // As a server over `fd` with this chain and key.
+    bool server(int fd, const EgressAuthority::Issued& issued) {
+        return mbedtls_x509_crt_parse(&m_crt, bytes(issued.certificate),
+                                      issued.certificate.size() + 1)
+                   == 0
+               && mbedtls_pk_parse_key(&m_key, bytes(issued.key), issued.key.size() + 1, nullptr, 0)
+                      == 0
+               && setup(fd, MBEDTLS_SSL_IS_SERVER)
+               && mbedtls_ssl_conf_own_cert(&m_conf, &m_crt, &m_key) == 0
+               && mbedtls_ssl_setup(&m_ssl, &m_conf) == 0 && shake();
+    }
+
+    bool write(const std::string& text) {
+        for (size_t at = 0; at < text.size();) {
+            int n = mbedtls_ssl_write(&m_ssl, bytes(text) + at, text.size() - at);
+            if (n <= 0)
+                return false;
+            at += static_cast<size_t>(n);
+        }
+        return true;
+    }
+
+    // Everything until close_notify or the end.
+    std::string read_to_end() {
+        std::string out;
+        unsigned char buf[4096];
+        int n = 0;
+        while ((n = mbedtls_ssl_read(&m_ssl, buf, sizeof buf)) > 0)
+            out.append(reinterpret_cast<char*>(buf), static_cast<size_t>(n));
+        return out;
+    }
+
+    // A request head, up to its blank line.
+    std::string read_head() {
+        std::string out;
+        unsigned char c = 0;
+        while (out.find("\r\n\r\n") == std::string::npos && mbedtls_ssl_read(&m_ssl, &c, 1) == 1)
+            out += static_cast<char>(c);
+        return out;
+    }
+
+    void close() { (void)mbedtls_ssl_close_notify(&m_ssl); }
+
+private:
+    static const unsigned char* bytes(const std::string& s) {
+        return reinterpret_cast<const unsigned char*>(s.c_str());
+    }
+
+    bool setup(int fd, int endpoint) {
+        m_net.fd = fd;
+        if (mbedtls_ssl_config_defaults(&m_conf, endpoint, MBEDTLS_SSL_TRANSPORT_STREAM,
+                                        MBEDTLS_SSL_PRESET_DEFAULT)
+            != 0)
+            return false;
+        mbedtls_ssl_conf_rng(&m_conf, mbedtls_random, nullptr);
+        mbedtls_ssl_set_bio(&m_ssl, &m_net, mbedtls_net_send, mbedtls_net_recv, nullptr);
+        return true;
+    }
+
+    void configure_client() {
+        mbedtls_ssl_conf_authmode(&m_conf, MBEDTLS_SSL_VERIFY_REQUIRED);
+        mbedtls_ssl_conf_ca_chain(&m_conf, &m_crt, nullptr);
+    }
+
+    bool shake() {
+        int rc = 0;
+        while ((rc = mbedtls_ssl_handshake(&m_ssl)) != 0)
+            if (rc != MBEDTLS_ERR_SSL_WANT_READ && rc != MBEDTLS_ERR_SSL_WANT_WRITE)
+                return false;
+        return true;
+    }
+
+    mbedtls_ssl_context m_ssl;
+    mbedtls_ssl_config m_conf;
+    mbedtls_x509_crt m_crt;
+    mbedtls_pk_context m_key;
+    mbedtls_net_context m_net;
+};
+
+// A host over HTTPS: each connection's request head is kept, and answered with itself as the body.
+class TlsOrigin {
+public:
+    explicit TlsOrigin(EgressAuthority::Issued issued) : m_issued(std::move(issued)) {}
+
+    TlsOrigin(const TlsOrigin&) = delete;
+    TlsOrigin& operator=(const TlsOrigin&) = delete;
+
+    ~TlsOrigin() {
+        ::shutdown(m_listen.get(), SHUT_RDWR);
+        if (m_thread.joinable())
+            m_thread.join();
+    }
+
+    void start() {
+        m_listen = Fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+        sockaddr_in a = loopback(0);
+        ASSERT_EQ(::bind(m_listen.get(), reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+        ASSERT_EQ(::listen(m_listen.get(), 16), 0);
+        socklen_t size = sizeof a;
+        ASSERT_EQ(::getsockname(m_listen.get(), reinterpret_cast<sockaddr*>(&a), &size), 0);
+        m_port = ntohs(a.sin_port);
+        m_thread = std::thread([this] {
+            while (true) {
+                int fd = ::accept4(m_listen.get(), nullptr, nullptr, SOCK_CLOEXEC);
+                if (fd < 0)
+                    return;
+                Fd conn(fd);
+                set_timeouts(fd);
+                Tls tls;
+                if (!tls.server(fd, m_issued))
+                    continue;
+                std::string head = tls.read_head();
+                {
+                    std::lock_guard lock(m_mutex);
+                    m_heads.push_back(head);
+                }
+                (void)tls.write("HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(head.size())
+                                + "\r\nConnection: close\r\n\r\n" + head);
+                tls.close();
+            }
+        });
+    }
+
+    int port() const { return m_port; }
+
+    std::vector<std::string> heads() {
+        std::lock_guard lock(m_mutex);
+        return m_heads;
+    }
+
+private:
+    EgressAuthority::Issued m_issued;
+    Fd m_listen;
+    int m_port = 0;
+    std::thread m_thread;
+    std::mutex m_mutex;
+    std::vector<std::string> m_heads;
+};
+
+class TempDir {
+public:
+    TempDir() {
+        char pattern[] = "/tmp/sion-egress.XXXXXX";
+        m_dir = ::mkdtemp(pattern);
+    }
+
+    TempDir(const TempDir&) = delete;
+    TempDir& operator=(const TempDir&) = delete;
+
+    ~TempDir() { std::filesystem::remove_all(m_dir); }
+
+    const std::string& path() const { return m_dir; }
+
+private:
+    std::string m_dir;
 };
 
 class NetproxyTest : public ::testing::Test {
@@ -611,6 +805,99 @@ TEST_F(NetproxyTest, StartErrorsSayWhat) {
     struct stat st {};
 
     EXPECT_EQ(::stat(m_socket.c_str(), &st), 0);
+}
+
+// An HTTPS request through a tunnel to `host`:`port`, the client trusting only `roots`: what came
+// back (the host's answer, or the proxy's own), or "" when the client's TLS failed.
+std::string https_get(int forwarder, const std::string& host, int port, const std::string& roots,
+                      const std::string& path) {
+    Fd fd = connect_to(forwarder);
+    std::string target = host + ":" + std::to_string(port);
+    EXPECT_TRUE(
+        write_all(fd.get(), "CONNECT " + target + " HTTP/1.1\r\nHost: " + target + "\r\n\r\n"));
+    const std::string ok = "HTTP/1.1 200 Connection established\r\n\r\n";
+    EXPECT_EQ(read_exactly(fd.get(), ok.size()), ok);
+    Tls tls;
+    if (!tls.client(fd.get(), roots, host))
+        return {};
+    EXPECT_TRUE(tls.write("GET " + path + " HTTP/1.1\r\nHost: " + host
+                          + "\r\nAuthorization: Bearer forged\r\nConnection: keep-alive\r\n\r\n"));
+    return tls.read_to_end();
+}
+
+TEST_F(NetproxyTest, AGrantsCredentialIsWrittenIntoHttpsRequestsOnItsPath) {
+    TempDir sion_home, world_home, rogue_home;
+    auto sion = EgressAuthority::open(sion_home.path());
+    auto world = EgressAuthority::open(world_home.path());
+    auto rogue = EgressAuthority::open(rogue_home.path());
+    ASSERT_TRUE(sion && world && rogue);
+    TlsOrigin granted(**(*world)->issue("localhost"));
+    TlsOrigin untrusted(**(*rogue)->issue("localhost")); // refused: nobody trusts its authority
+    granted.start();
+    untrusted.start();
+    std::string g = "localhost:" + std::to_string(granted.port());
+    std::string u = "localhost:" + std::to_string(untrusted.port());
+    ProxyOptions o;
+    o.grants = {{"localhost", granted.port(), "/v1", "Authorization", "Bearer the-secret"},
+                {"localhost", untrusted.port(), "/", "Authorization", "Bearer the-secret"}};
+    o.authority = sion->get();
+    o.trusted = (*world)->certificate();
+    std::vector<std::string> failed;
+    o.on_failed = [&](const std::string& why) {
+        std::lock_guard lock(m_mutex);
+        failed.push_back(why);
+    };
+    start({g, u}, std::move(o));
+    int port = m_forwarder->port();
+
+    // On the grant's path: the host gets the credential, not the client's; the client sion's
+    // certificate, which it trusts, and the host's answer.
+    std::string answer =
+        https_get(port, "localhost", granted.port(), (*sion)->certificate(), "/v1/things");
+    EXPECT_EQ(answer.rfind("HTTP/1.1 200 OK\r\n", 0), 0U) << answer;
+    // Off it: no credential; the client's own goes as it was.
+    (void)https_get(port, "localhost", granted.port(), (*sion)->certificate(), "/v2");
+    // A path a server could read as another is off it too.
+    (void)https_get(port, "localhost", granted.port(), (*sion)->certificate(), "/v1/../admin");
+    auto heads = granted.heads();
+    ASSERT_EQ(heads.size(), 3U);
+    EXPECT_NE(heads[0].find("\r\nAuthorization: Bearer the-secret\r\n"), std::string::npos)
+        << heads[0];
+    EXPECT_EQ(heads[0].find("forged"), std::string::npos);
+    EXPECT_NE(heads[0].find("\r\nConnection: close\r\n"), std::string::npos);
+    for (size_t i : {1U, 2U}) {
+        EXPECT_EQ(heads[i].find("the-secret"), std::string::npos) << heads[i];
+        EXPECT_NE(heads[i].find("Bearer forged"), std::string::npos) << heads[i];
+    }
+    // A client that trusts only the host's real authority does not trust what the proxy shows it.
+    EXPECT_EQ(https_get(port, "localhost", granted.port(), (*world)->certificate(), "/v1/x"), "");
+
+    // A host whose certificate does not verify: refused with 502, never re-signed; it gets no
+    // request at all.
+    std::string refused =
+        https_get(port, "localhost", untrusted.port(), (*sion)->certificate(), "/v1/x");
+    EXPECT_EQ(refused.rfind("HTTP/1.1 502 Bad Gateway\r\n", 0), 0U) << refused;
+    EXPECT_NE(refused.find("the certificate of localhost does not verify"), std::string::npos);
+    EXPECT_TRUE(untrusted.heads().empty());
+    EXPECT_TRUE(eventually([&] {
+        std::lock_guard lock(m_mutex);
+        return !failed.empty();
+    }));
+    EXPECT_TRUE(eventually([this] { return all_closed(); }));
+}
+
+TEST_F(NetproxyTest, AGrantsCredentialGoesIntoPlainHttpOnItsPathOnly) {
+    std::string t = target();
+    ProxyOptions o;
+    o.grants = {{"127.0.0.1", m_origin.port(), "/v1", "X-Api-Key", "the-secret"}};
+    start({t}, std::move(o));
+    Fd on =
+        ask("GET http://" + t + "/v1/x HTTP/1.1\r\nHost: " + t + "\r\nX-Api-Key: forged\r\n\r\n");
+    std::string a = read_to_end(on.get());
+    EXPECT_NE(body_of(a).find("\r\nX-Api-Key: the-secret\r\n"), std::string::npos) << a;
+    EXPECT_EQ(a.find("forged"), std::string::npos);
+    Fd off = ask("GET http://" + t + "/v2 HTTP/1.1\r\nHost: " + t + "\r\n\r\n");
+    EXPECT_EQ(read_to_end(off.get()).find("the-secret"), std::string::npos);
 }
 
 } // namespace
