@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <histedit.h>
 #include <sys/stat.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -131,6 +132,20 @@ LineEditor::Read LineEditor::read(std::string_view prompt) {
     State& s = *m_state;
     s.prompt = std::string(prompt);
     s.interrupted = false;
+    // libedit shows the prompt before it puts the terminal in its own mode: what is typed right
+    // after the prompt would meet the line discipline first, which takes ^C as a signal that
+    // comes before the read that would see it, and ^D as an end that is then lost. So the
+    // terminal is put in a mode like libedit's (no line editing, echo or signals) before; libedit
+    // keeps the cooked mode it found at the start, and restores it when the line is read.
+    termios now{};
+    int fd = ::fileno(s.in);
+    if (::tcgetattr(fd, &now) == 0) {
+        termios raw = now;
+        raw.c_lflag &= ~static_cast<tcflag_t>(ICANON | ECHO | ISIG | IEXTEN);
+        raw.c_cc[VMIN] = 1;
+        raw.c_cc[VTIME] = 0;
+        (void)::tcsetattr(fd, TCSANOW, &raw);
+    }
     int count = 0;
     errno = 0;
     const char* line = s.api->gets(s.el, &count);
