@@ -75,11 +75,11 @@ T or_refuse(Result<T> r) {
 // The session's MCP servers: its --mcp ones, the profile's standing ones, and the one whose prompt
 // is the task, each once.
 std::vector<std::string> mcp_servers(Db& db, const RunSettings& settings, const Profile& profile,
-                                     const std::optional<PromptTask>& prompt) {
+                                     const std::string& prompt_server) {
     std::vector<std::string> servers = settings.mcp;
     std::vector<std::string> more = or_die(profile_servers(db, profile.name));
-    if (prompt)
-        more.push_back(prompt->server);
+    if (!prompt_server.empty())
+        more.push_back(prompt_server);
     for (auto& name : more)
         if (std::find(servers.begin(), servers.end(), name) == servers.end())
             servers.push_back(std::move(name));
@@ -114,11 +114,8 @@ std::optional<Error> skill_overlap(Db& db, const std::string& name,
 // is not offered any more. One that may not run beside the skills is said, and left out.
 void refresh_servers(Started& s) {
     SessionParts& parts = s.parts;
-    std::optional<PromptTask> prompt;
-    if (!s.prompt_server.empty())
-        prompt = PromptTask{{}, s.prompt_server, {}, Json::object()};
     std::vector<std::string> servers;
-    for (std::string& name : mcp_servers(s.db, parts.settings, s.profile, prompt)) {
+    for (std::string& name : mcp_servers(s.db, parts.settings, s.profile, s.prompt_server)) {
         if (auto overlap = skill_overlap(s.db, name, s.kept_skills))
             report(*overlap);
         else
@@ -378,7 +375,9 @@ std::unique_ptr<Started> start_session(const Args& args, Starting starting) {
     parts.person = starting.person ? std::move(starting.person)
                                    : std::make_unique<Person>(Person::find(starting.json));
     std::unique_ptr<McpClient>& mcp = s->mcp;
-    std::vector<std::string> servers = mcp_servers(db, parts.settings, profile, starting.prompt);
+    if (starting.prompt)
+        s->prompt_server = starting.prompt->server;
+    std::vector<std::string> servers = mcp_servers(db, parts.settings, profile, s->prompt_server);
     // Pre-flight: nor may an MCP server's directory overlap a skill's folder.
     for (const std::string& server : servers)
         if (auto overlap = skill_overlap(db, server, kept_skills))
@@ -388,7 +387,6 @@ std::unique_ptr<Started> start_session(const Args& args, Starting starting) {
             or_refuse(McpClient::start(servers, parts.person->present(), parts.settings.models[0]));
     parts.mcp = mcp.get();
     if (starting.prompt) {
-        s->prompt_server = starting.prompt->server;
         parts.task = or_refuse(mcp->prompt(starting.prompt->server, starting.prompt->name,
                                            starting.prompt->arguments));
         parts.prompt = starting.prompt->given;

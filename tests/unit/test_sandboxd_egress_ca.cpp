@@ -2,13 +2,13 @@
 // Unit tests of sandboxd/egress_ca: sion's authority for the egress proxy, made once and kept
 // private, and the certificates it makes for hosts, checked as a TLS client checks them.
 #include "sandboxd/egress_ca.hpp"
+#include "tests/unit/temp_dir.hpp"
 
 #include <mbedtls/x509_crt.h>
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -17,23 +17,6 @@
 namespace sion::sandboxd {
 namespace {
 
-class TempHome {
-public:
-    TempHome() {
-        char pattern[] = "/tmp/sion-egress-ca.XXXXXX";
-        m_dir = ::mkdtemp(pattern);
-    }
-
-    TempHome(const TempHome&) = delete;
-    TempHome& operator=(const TempHome&) = delete;
-
-    ~TempHome() { std::filesystem::remove_all(m_dir); }
-
-    const std::string& dir() const { return m_dir; }
-
-private:
-    std::string m_dir;
-};
 
 struct Certificates {
     Certificates() { mbedtls_x509_crt_init(&crt); }
@@ -71,10 +54,10 @@ std::string slurp(const std::string& path) {
 }
 
 TEST(EgressAuthority, MadeOnceAndKeptPrivate) {
-    TempHome home;
-    auto first = EgressAuthority::open(home.dir());
+    test::TempDir home;
+    auto first = EgressAuthority::open(home.path());
     ASSERT_TRUE(first) << first.error().message();
-    const std::string path = home.dir() + "/agents/egress-ca.pem";
+    const std::string path = home.path() + "/agents/egress-ca.pem";
     EXPECT_EQ((*first)->path(), path);
 
     struct stat st {};
@@ -88,15 +71,15 @@ TEST(EgressAuthority, MadeOnceAndKeptPrivate) {
     // A CA of its own: it verifies itself.
     EXPECT_TRUE(verifies((*first)->certificate(), (*first)->certificate(), nullptr));
     // Opened again, it is the same one.
-    auto second = EgressAuthority::open(home.dir());
+    auto second = EgressAuthority::open(home.path());
     ASSERT_TRUE(second) << second.error().message();
     EXPECT_EQ((*second)->certificate(), (*first)->certificate());
     EXPECT_EQ(slurp(path), kept);
 }
 
 TEST(EgressAuthority, CertificatesForHostsVerifyAsAClientChecksThem) {
-    TempHome home;
-    auto ca = EgressAuthority::open(home.dir());
+    test::TempDir home;
+    auto ca = EgressAuthority::open(home.path());
     ASSERT_TRUE(ca) << ca.error().message();
     auto issued = (*ca)->issue("api.example.test");
     ASSERT_TRUE(issued) << issued.error().message();
@@ -104,8 +87,8 @@ TEST(EgressAuthority, CertificatesForHostsVerifyAsAClientChecksThem) {
     EXPECT_TRUE(verifies((*issued)->certificate, (*ca)->certificate(), "api.example.test"));
     EXPECT_FALSE(verifies((*issued)->certificate, (*ca)->certificate(), "other.example.test"));
     // Another authority's sandboxes would not trust it.
-    TempHome elsewhere;
-    auto other = EgressAuthority::open(elsewhere.dir());
+    test::TempDir elsewhere;
+    auto other = EgressAuthority::open(elsewhere.path());
     ASSERT_TRUE(other);
     EXPECT_FALSE(verifies((*issued)->certificate, (*other)->certificate(), "api.example.test"));
     // Asked again, the same certificate; a host of its own for each host.
@@ -123,14 +106,14 @@ TEST(EgressAuthority, CertificatesForHostsVerifyAsAClientChecksThem) {
 }
 
 TEST(EgressAuthority, AFileThatIsNoAuthorityIsNeverWrittenOver) {
-    TempHome home;
-    std::filesystem::create_directory(home.dir() + "/agents");
-    const std::string path = home.dir() + "/agents/egress-ca.pem";
+    test::TempDir home;
+    std::filesystem::create_directory(home.path() + "/agents");
+    const std::string path = home.path() + "/agents/egress-ca.pem";
     {
         std::ofstream out(path);
         out << "not a key\n";
     }
-    auto ca = EgressAuthority::open(home.dir());
+    auto ca = EgressAuthority::open(home.path());
     ASSERT_FALSE(ca);
     EXPECT_EQ(ca.error().exit(), Exit::data);
     EXPECT_EQ(ca.error().message(),

@@ -2,8 +2,10 @@
 // Unit tests of sandboxd/egress_tls: the egress proxy between a client and a granted host, both
 // over TLS, all four ends played in memory — a client that trusts only sion's authority, the
 // interception, and a host whose certificate comes from a "public" authority the proxy trusts.
-#include "lib/secret_bytes.hpp"
 #include "sandboxd/egress_tls.hpp"
+
+#include "lib/secret_bytes.hpp"
+#include "tests/unit/temp_dir.hpp"
 
 #include <mbedtls/pk.h>
 #include <mbedtls/ssl.h>
@@ -12,30 +14,12 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
-#include <filesystem>
 #include <memory>
 #include <string>
 
 namespace sion::sandboxd {
 namespace {
 
-class TempHome {
-public:
-    TempHome() {
-        char pattern[] = "/tmp/sion-egress-tls.XXXXXX";
-        m_dir = ::mkdtemp(pattern);
-    }
-
-    TempHome(const TempHome&) = delete;
-    TempHome& operator=(const TempHome&) = delete;
-
-    ~TempHome() { std::filesystem::remove_all(m_dir); }
-
-    const std::string& dir() const { return m_dir; }
-
-private:
-    std::string m_dir;
-};
 
 const unsigned char* bytes(const std::string& s) {
     return reinterpret_cast<const unsigned char*>(s.c_str());
@@ -223,9 +207,9 @@ Exchange exchange(EgressAuthority& sion, const std::string& trusted_roots, const
 }
 
 TEST(EgressTls, TheGrantsCredentialIsWrittenIntoTheRequest) {
-    TempHome sion_home, public_home;
-    auto sion = EgressAuthority::open(sion_home.dir());
-    auto world = EgressAuthority::open(public_home.dir()); // a public authority, for the host
+    test::TempDir sion_home, public_home;
+    auto sion = EgressAuthority::open(sion_home.path());
+    auto world = EgressAuthority::open(public_home.path()); // a public authority, for the host
     ASSERT_TRUE(sion && world);
     auto host_cert = (*world)->issue("api.example.test");
     ASSERT_TRUE(host_cert);
@@ -244,10 +228,10 @@ TEST(EgressTls, TheGrantsCredentialIsWrittenIntoTheRequest) {
 }
 
 TEST(EgressTls, AHostWhoseCertificateFailsIsRefusedNotResigned) {
-    TempHome sion_home, public_home, rogue_home;
-    auto sion = EgressAuthority::open(sion_home.dir());
-    auto world = EgressAuthority::open(public_home.dir());
-    auto rogue = EgressAuthority::open(rogue_home.dir()); // an authority nobody trusts
+    test::TempDir sion_home, public_home, rogue_home;
+    auto sion = EgressAuthority::open(sion_home.path());
+    auto world = EgressAuthority::open(public_home.path());
+    auto rogue = EgressAuthority::open(rogue_home.path()); // an authority nobody trusts
     ASSERT_TRUE(sion && world && rogue);
     // Signed by an authority the proxy does not trust.
     auto untrusted = (*rogue)->issue("api.example.test");

@@ -8,6 +8,7 @@
 // written in by the proxy, which ends the client's TLS with sion's authority and refuses a host
 // whose certificate does not verify; and after every test the loop closes cleanly.
 #include "lib/fd.hpp"
+#include "tests/unit/temp_dir.hpp"
 #include "lib/secret_bytes.hpp"
 #include "sandboxd/netproxy.hpp"
 
@@ -26,7 +27,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
-#include <filesystem>
 #include <functional>
 #include <future>
 #include <mutex>
@@ -346,23 +346,6 @@ private:
     std::vector<std::string> m_heads;
 };
 
-class TempDir {
-public:
-    TempDir() {
-        char pattern[] = "/tmp/sion-egress.XXXXXX";
-        m_dir = ::mkdtemp(pattern);
-    }
-
-    TempDir(const TempDir&) = delete;
-    TempDir& operator=(const TempDir&) = delete;
-
-    ~TempDir() { std::filesystem::remove_all(m_dir); }
-
-    const std::string& path() const { return m_dir; }
-
-private:
-    std::string m_dir;
-};
 
 class NetproxyTest : public ::testing::Test {
 protected:
@@ -826,7 +809,7 @@ std::string https_get(int forwarder, const std::string& host, int port, const st
 }
 
 TEST_F(NetproxyTest, AGrantsCredentialIsWrittenIntoHttpsRequestsOnItsPath) {
-    TempDir sion_home, world_home, rogue_home;
+    test::TempDir sion_home, world_home, rogue_home;
     auto sion = EgressAuthority::open(sion_home.path());
     auto world = EgressAuthority::open(world_home.path());
     auto rogue = EgressAuthority::open(rogue_home.path());
