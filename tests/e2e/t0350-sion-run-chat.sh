@@ -270,6 +270,21 @@ expect_grep 'MCP server notes asked for input: .*cancelled' "$scratch/shown"
 expect_grep '^sion-run: give a server and its prompt: /prompt SERVER PROMPT \[NAME=VALUE...\]$' "$scratch/err"
 expect_grep '^sion-run: the session has no MCP server ghost: /prompts lists its servers. prompts$' "$scratch/err"
 [ "$(sqlite3 "$db" "SELECT tainted FROM sessions WHERE id = '$sid'")" = 1 ] && ok || fail "a prompt did not taint the session"
+# At a terminal the server's question is asked there, and cancelled as well when no one answers.
+cat >scripts/asks.json <<'EOF'
+{"turns": [{"calls": [{"tool": "notes_add_note", "input": {"name": "unanswered", "text": ""}}]},
+           {"text": "no answer came"}]}
+EOF
+steps "expect > 
+send Keep a note.
+expect What should the note 'unanswered' say?
+expect : done
+expect > 
+eof"
+expect_exit 0 chat "$scratch/steps" --model "script:$scratch/scripts/asks.json" --mcp notes --autonomy L3 \
+    --question-timeout 1
+expect_grep 'MCP server notes asked for input: .*cancelled' "$scratch/shown"
+[ ! -e notes/unanswered.txt ] && ok || fail "a note whose question no one answered was kept"
 
 # --- The example scripts/demo shows: a chat on standard input, with a shell in bubblewrap -----------
 mkdir -p demo
@@ -289,12 +304,21 @@ expect_exit 64 sion-run chat coder "$short" extra && expect_err "sion-run: unexp
 expect_exit 64 sion-run chat coder "$short" --question-timeout 0 &&
     expect_err "sion-run: --question-timeout takes seconds, 1 to 86400, not '0'"
 expect_exit 64 sion-run chat coder "$short" --task x && expect_grep "unknown option '--task'" "$scratch/err"
+expect_exit 64 sion-run chat coder "$short" --login-port 0 &&
+    expect_err "sion-run: --login-port takes a port from 1 to 65535, not '0'"
+python3 -c 'print("x" * (1024 * 1024 + 1))' >long.line
 steps "send /system 'open quote
 send /prompt notes summarize =x
+send /model one:a two:b
+send $(cat long.line)
+send /model
+expect chosen with its first message
 eof"
 expect_exit 0 chat "$scratch/steps" --pipes --model "script:$scratch/scripts/two.json"
-expect_grep "^sion-run: a quote \\(.\\) is left open\$" "$scratch/err"
-expect_grep "^sion-run: give the prompt's arguments as NAME=VALUE, not '=x'\$" "$scratch/err"
+expect_text "$scratch/err" "stderr" "sion-run: a quote (') is left open
+sion-run: give the prompt's arguments as NAME=VALUE, not '=x'
+sion-run: give one model: /model provider:model
+sion-run: a line of more than 1048576 bytes was not read: say it in parts"
 # The front door's chat is this one.
 steps 'send /model
 expect chosen with its first message

@@ -166,6 +166,8 @@ expect_grep "^  web $url \\(logged in\\)\$" "$scratch/shown"
 expect_grep '^sion-run: no login of web is under way: /mcp login web first$' "$scratch/err"
 expect_grep '^sion-run: the login of web is under way, and one is made at a time: ' "$scratch/err"
 expect_exit 0 sion agent mcp list --json && expect_grep '"name":"web",.*"authorization":\{"issuer"' "$scratch/out"
+expect_exit 64 sion agent mcp login web --callback-port 0 &&
+    expect_err "sion-mcp: --callback-port takes a port from 1 to 65535, not '0'"
 expect_exit 0 sion agent mcp remove web
 
 # Bad input: each one line, and the chat goes on.
@@ -179,6 +181,7 @@ send /mcp forget ghost
 send /mcp ghost
 send /mcp two words
 send /mcp add Bad-Name python3 notes-server.py
+send /mcp login
 send /mcp
 expect nothing more
 eof'
@@ -192,6 +195,9 @@ sion-run: this agent does not have the MCP server ghost: /mcp lists what it has
 sion-run: there is no MCP server ghost on the shelf: /mcp lists them
 sion-run: there is no MCP server ghost on the shelf: /mcp lists them
 sion-run: there is no /mcp two: /help lists the /mcp commands
-$(sion-mcp add Bad-Name -- true 2>&1)"
+$(sion-mcp add Bad-Name -- true 2>&1)
+sion-run: give the server's name: /mcp login NAME, or /mcp login NAME ADDRESS with the address the browser landed on"
+expect_exit 64 sion agent mcp add later --login-later -- python3 notes-server.py &&
+    expect_err "sion-mcp: --login-later goes with --url"
 
 done_testing
