@@ -5,6 +5,7 @@
 #include "lib/json.hpp"
 #include "lib/log.hpp"
 #include "sandboxd/capture.hpp"
+#include "sandboxd/grants.hpp"
 #include "sandboxd/init.hpp"
 #include "sandboxd/limits.hpp"
 #include "sandboxd/output.hpp"
@@ -196,7 +197,8 @@ BwrapUser bwrap_user() {
 
 Result<Launch> prepare_launch(const Config& config,
                               const std::vector<std::pair<std::string, std::string>>& extra,
-                              int status_fd, const std::string& proxy_socket) {
+                              int status_fd, const std::string& proxy_socket,
+                              const EgressTrust& trust) {
     SION_CHECK(check_supported(config));
     SION_TRY(std::string bwrap, find_bwrap());
     Launch launch;
@@ -213,6 +215,13 @@ Result<Launch> prepare_launch(const Config& config,
     }
     SION_TRY(Layout fds, open_layout(config, launch, next));
     fds.proxy_socket = proxy_socket;
+    if (!trust.bundle.empty()) {
+        // Memory files: a bundle of roots is more than a pipe holds before bwrap reads it.
+        SION_TRY(Fd bundle, memory_file(trust.bundle, "the trusted certificates"));
+        fds.ca_bundle = give(launch, std::move(bundle), next);
+        SION_TRY(Fd ca, memory_file(trust.authority, "sion's authority"));
+        fds.egress_ca = give(launch, std::move(ca), next);
+    }
     launch.limits = config.limits;
     if (auto cgroup = SandboxCgroup::make(find_cgroup_parent("pids"), find_cgroup_parent("memory"),
                                           config.limits.processes, config.limits.memory)) {
@@ -236,6 +245,9 @@ Result<Launch> prepare_launch(const Config& config,
     // NOLINTNEXTLINE(concurrency-mt-unsafe): read before any thread runs
     const char* term = std::getenv("TERM");
     std::vector<std::string> env = sandbox_env(term != nullptr ? term : "");
+    if (!trust.bundle.empty())
+        for (const auto& [name, value] : egress_trust_environment())
+            env.push_back(name + "=" + value);
     std::vector<std::string> layout = layout_args(config, probe_host_root(), fds, env);
     launch.spec.argv.insert(launch.spec.argv.end(), layout.begin(), layout.end());
     return launch;

@@ -70,13 +70,15 @@ inline constexpr int k_status_fd = 3;
 // never on bwrap's command line; the warm init gets each command's in its request
 // instead, so `extra` is for init --exec only. `status_fd` (a pipe's write end, borrowed) becomes
 // fd k_status_fd in bwrap and init, unless it is -1. `proxy_socket`, when not empty, is bound at
-// k_proxy_inside. The sandbox gets cgroups of its own with pids.max = config.limits.processes
+// k_proxy_inside; `trust`, when not empty, is bound at k_ca_bundle_inside and k_egress_ca_inside
+// and named by egress_trust_environment()'s variables. The sandbox gets cgroups of its own with pids.max = config.limits.processes
 // and the memory limit config.limits.memory where they can be made (find_cgroup_parent()); where
 // none can, RLIMIT_NPROC bounds its processes and RLIMIT_DATA each one's memory. Errors:
 // Exit::unavailable (no bwrap; the Docker backend, which is not bwrap's), Exit::os.
 [[nodiscard]] Result<Launch>
 prepare_launch(const Config& config, const std::vector<std::pair<std::string, std::string>>& extra,
-               int status_fd, const std::string& proxy_socket = {});
+               int status_fd, const std::string& proxy_socket = {},
+               const EgressTrust& trust = {});
 
 // The arguments after bwrap's layout for one command: "--", init --exec reporting on k_status_fd
 // (and reading its extra environment on `env_fd` unless it is -1), with --proxy-socket

@@ -13,6 +13,8 @@
 #include <mbedtls/ssl.h>
 #include <mbedtls/x509_crt.h>
 
+#include <arpa/inet.h>
+
 #include <algorithm>
 #include <cstring>
 
@@ -27,6 +29,31 @@ std::string mbedtls_text(int rc) {
     char text[160];
     mbedtls_strerror(rc, text, sizeof text);
     return text;
+}
+
+// The host's address when it is one (4 or 16 bytes), else empty.
+std::string address_bytes(const std::string& host) {
+    unsigned char a[16];
+    if (::inet_pton(AF_INET, host.c_str(), a) == 1)
+        return {reinterpret_cast<char*>(a), 4};
+    if (::inet_pton(AF_INET6, host.c_str(), a) == 1)
+        return {reinterpret_cast<char*>(a), 16};
+    return {};
+}
+
+// mbedTLS 2.28 matches a host only against DNS names: for an address, the host's certificate is
+// checked here to name it as an iPAddress subjectAltName (RFC 6125: never its common name).
+int verify_address(void* address, mbedtls_x509_crt* crt, int depth, uint32_t* flags) {
+    if (depth != 0)
+        return 0;
+    const std::string& want = *static_cast<const std::string*>(address);
+    for (const mbedtls_x509_sequence* san = &crt->subject_alt_names; san != nullptr;
+         san = san->next)
+        if (san->buf.tag == (MBEDTLS_ASN1_CONTEXT_SPECIFIC | 7) && san->buf.len == want.size()
+            && std::memcmp(san->buf.p, want.data(), want.size()) == 0)
+            return 0;
+    *flags |= MBEDTLS_X509_BADCERT_CN_MISMATCH;
+    return 0;
 }
 
 bool again(int rc) {
@@ -118,6 +145,7 @@ struct Interception::Impl {
     mbedtls_x509_crt own;
     mbedtls_pk_context key;
     mbedtls_x509_crt trusted;
+    std::string address; // the host's, when it is an address (verify_address)
     Side client;      // we are its server
     Side host;        // we are its client
     std::string head; // the client's first request head, while it comes
@@ -164,8 +192,11 @@ Status Interception::Impl::setup(Setup given) {
             rc = mbedtls_ssl_setup(&side->ssl, &side->conf);
             mbedtls_ssl_set_bio(&side->ssl, side, Side::send, Side::receive, nullptr);
         }
-    if (rc == 0)
+    address = address_bytes(s.host);
+    if (rc == 0 && address.empty())
         rc = mbedtls_ssl_set_hostname(&host.ssl, s.host.c_str());
+    else if (rc == 0)
+        mbedtls_ssl_conf_verify(&host.conf, verify_address, &address);
     if (rc != 0)
         return make_error(Exit::software, "cannot set up the egress proxy's TLS: %s",
                           mbedtls_text(rc).c_str());

@@ -3,6 +3,7 @@
 #include "sandboxd/mounts.hpp"
 
 #include "lib/text.hpp"
+#include "sandboxd/grants.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -160,6 +161,12 @@ std::vector<std::string> layout_args(const Config& config, const HostRoot& root,
                    proto::k_skill_inside});
     if (!layout.proxy_socket.empty())
         add(args, {"--bind", layout.proxy_socket, k_proxy_inside});
+    if (layout.ca_bundle >= 0)
+        add(args, {"--perms", "0644", "--ro-bind-data", std::to_string(layout.ca_bundle),
+                   k_ca_bundle_inside});
+    if (layout.egress_ca >= 0)
+        add(args, {"--perms", "0644", "--ro-bind-data", std::to_string(layout.egress_ca),
+                   k_egress_ca_inside});
     if (!config.channel.empty())
         add(args, {"--bind", layout.channel.empty() ? config.channel : layout.channel,
                    k_channel_inside});

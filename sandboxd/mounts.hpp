@@ -84,7 +84,15 @@ struct Layout {
     int group = -1;
     int hosts = -1;
     std::string proxy_socket;
+    int ca_bundle = -1; // EgressTrust's, bound at k_ca_bundle_inside and k_egress_ca_inside
+    int egress_ca = -1;
     std::vector<EtcCopy> etc;
+};
+
+// What a sandbox whose proxy ends TLS for its grants trusts (grants.hpp), PEM: empty for none.
+struct EgressTrust {
+    std::string bundle;    // the roots the proxy trusts, and the authority's certificate
+    std::string authority; // the authority's certificate alone
 };
 
 inline constexpr const char* k_proxy_inside = "/run/sion/proxy.sock";

@@ -160,7 +160,7 @@ void ProxyRelay::handle_request() {
     }
     request = std::move(*parsed);
     for (const Grant& g : proxy().options.grants)
-        if (g.host == request.host && g.port == request.port)
+        if (g.host == request.host && g.port == request.port && g.tls == request.tunnel)
             grant = &g;
     if (grant && !request.tunnel)
         request.upstream_head = granted_head(request.upstream_head, *grant);
@@ -473,6 +473,8 @@ std::vector<std::pair<std::string, std::string>> proxy_environment(int port, boo
     for (const char* name :
          {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"})
         env.emplace_back(name, url);
+    // Node reads the variables only when told to (22.21 and 24 on; fetch() and http(s) alike).
+    env.emplace_back("NODE_USE_ENV_PROXY", "1");
     if (loopback_direct)
         for (const char* name : {"NO_PROXY", "no_proxy"})
             env.emplace_back(name, "localhost,127.0.0.1,::1");

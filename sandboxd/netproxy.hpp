@@ -122,7 +122,8 @@ private:
 };
 
 // The environment a sandboxed command gets with the declared network: HTTP_PROXY, HTTPS_PROXY and
-// ALL_PROXY (and lower-case) set to "http://127.0.0.1:<port>". With `loopback_direct`, NO_PROXY
+// ALL_PROXY (and lower-case) set to "http://127.0.0.1:<port>", and NODE_USE_ENV_PROXY=1, without
+// which Node ignores them. With `loopback_direct`, NO_PROXY
 // (and no_proxy) too, set to "localhost,127.0.0.1,::1": the sandbox's loopback stays its own, so a
 // server the command starts there is reached directly. Through the proxy those names mean the
 // machine's loopback, reachable only when declared; a test that reaches a declared server on the

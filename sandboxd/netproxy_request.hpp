@@ -41,6 +41,8 @@ struct Grant {
     std::string path = "/"; // "/v1": that path and those under it ("/v1", "/v1/x", "/v1?q")
     std::string header = "Authorization";
     std::string value; // "Bearer …": the secret itself
+    bool tls = true;   // https: written into a tunnel's requests, whose TLS the proxy ends; http:
+                       // into plain requests' heads. Neither kind gets the other's.
 };
 
 // Whether the origin-form `target` ("/v1/x?q") is on `path`. A target that could mean another

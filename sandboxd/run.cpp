@@ -58,7 +58,8 @@ pid_t sandbox_pid1(pid_t bwrap) {
 // they are, before this goes.
 class AttachedRun {
 public:
-    AttachedRun(uv_loop_t* loop, const Config& config) : m_loop(loop), m_config(config) {}
+    AttachedRun(uv_loop_t* loop, const Config& config, Egress egress)
+        : m_loop(loop), m_config(config), m_egress(std::move(egress)) {}
 
     AttachedRun(const AttachedRun&) = delete;
     AttachedRun& operator=(const AttachedRun&) = delete;
@@ -98,6 +99,7 @@ private:
 
     uv_loop_t* m_loop;
     const Config& m_config;
+    Egress m_egress; // for the proxy, which takes it
     std::optional<SandboxCgroup> m_cgroup; // bwrap's, dropped after it is reaped
     std::optional<Child> m_child;
     Fd m_status;          // bwrap: init's status pipe, read end
@@ -158,10 +160,12 @@ Status AttachedRun::spawn_bwrap(const proto::ExecRequest& request) {
     SION_TRY(Pipe status, Pipe::make());
     bool forward = wants_proxy(m_config);
     if (forward) {
-        SION_TRY(m_proxy, start_sandbox_proxy(m_loop, m_config, m_proxy_dir));
+        SION_TRY(m_proxy,
+                 start_sandbox_proxy(m_loop, m_config, m_proxy_dir, std::move(m_egress)));
     }
     SION_TRY(Launch launch,
-             prepare_launch(m_config, request.env, status.write.get(), m_proxy.socket));
+             prepare_launch(m_config, request.env, status.write.get(), m_proxy.socket,
+                            m_proxy.trust));
     std::vector<std::string> tail =
         run_init_argv(launch.limits, forward, request.argv, launch.env_fd);
     launch.spec.argv.insert(launch.spec.argv.end(), tail.begin(), tail.end());
@@ -294,13 +298,14 @@ Result<RunOutcome> AttachedRun::outcome() {
 
 } // namespace
 
-Result<RunOutcome> run_attached(const Config& config, const proto::ExecRequest& request) {
+Result<RunOutcome> run_attached(const Config& config, const proto::ExecRequest& request,
+                                Egress egress) {
     uv_loop_t loop;
     if (int rc = uv_loop_init(&loop); rc != 0)
         return make_error(Exit::os, "cannot start the event loop: %s", uv_strerror(rc));
     std::optional<Result<RunOutcome>> outcome;
     {
-        AttachedRun run(&loop, config);
+        AttachedRun run(&loop, config, std::move(egress));
         Status started = run.start(request);
         uv_run(&loop, UV_RUN_DEFAULT);
         if (started)
@@ -351,6 +356,9 @@ std::vector<OptionSpec> run_options() {
     }
     options.push_back(
         {"env", 0, "NAME", "a variable of this environment the command gets too (repeatable)"});
+    options.push_back({"grants-fd", 0, "N",
+                       "read grants from descriptor N: credentials the proxy writes for the "
+                       "command"});
     return options;
 }
 

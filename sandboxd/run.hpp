@@ -7,8 +7,8 @@
 // - The layout and limits are exec's (prepare_launch() with init --exec as the sandbox's pid 1, or
 //   docker_run_argv()), but for the wall clock: none unless the request has a timeout.
 // - With the declared network and hosts, the proxy (start_sandbox_proxy()) runs on this process's
-//   loop for the command's lifetime, and init runs the forwarder beside the command
-//   (init_exec_forwarding()).
+//   loop for the command's lifetime, writing the credentials of `egress`'s grants (grants.hpp),
+//   and init runs the forwarder beside the command (init_exec_forwarding()).
 // - The run ends when the command does, when its time runs out, or when this process gets SIGTERM,
 //   SIGINT or SIGHUP; its parent's death is a SIGTERM (PR_SET_PDEATHSIG). The last two kill the
 //   sandbox: with bubblewrap its pid 1 (bwrap ends only once every process of the sandbox has),
@@ -24,6 +24,7 @@
 #include "lib/proto/sandbox_exec.hpp"
 #include "lib/result.hpp"
 #include "sandboxd/config.hpp"
+#include "sandboxd/grants.hpp"
 
 #include <chrono>
 #include <string>
@@ -45,7 +46,8 @@ struct RunOutcome {
 // missing), prepare_launch()'s, spawning's, Exit::os. A command that cannot be found or run is an
 // outcome (127, 126), not an error; so is docker's own failure (125, its message on stderr).
 [[nodiscard]] Result<RunOutcome> run_attached(const Config& config,
-                                              const proto::ExecRequest& request);
+                                              const proto::ExecRequest& request,
+                                              Egress egress = {});
 
 // How docker run's status reads: the container's status, 128+n as killed by signal n.
 [[nodiscard]] proto::ExecResult docker_run_outcome(int status);

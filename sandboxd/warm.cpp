@@ -3,6 +3,7 @@
 // proxy.
 #include "sandboxd/warm.hpp"
 
+#include "lib/home.hpp"
 #include "lib/rpc/uv_connection.hpp"
 #include "sandboxd/bwrap.hpp"
 #include "sandboxd/host_pattern.hpp"
@@ -43,13 +44,28 @@ bool wants_proxy(const Config& config) {
     return config.network == Network::declared && !config.allow_hosts.empty();
 }
 
-Result<SandboxProxy> start_sandbox_proxy(uv_loop_t* loop, const Config& config, std::string& dir) {
+Result<SandboxProxy> start_sandbox_proxy(uv_loop_t* loop, const Config& config, std::string& dir,
+                                         Egress egress) {
     SION_TRY(std::vector<HostRule> rules, parse_host_rules(config.allow_hosts));
     BwrapUser user = bwrap_user();
-    SION_TRY(dir, private_dir());
     SandboxProxy p;
+    ProxyOptions options;
+    if (!egress.grants.empty()) {
+        SION_CHECK(ensure_home(config.home));
+        SION_TRY(p.authority, EgressAuthority::open(config.home));
+        SION_TRY(options.trusted, trusted_roots());
+        p.trust.authority = p.authority->certificate();
+        p.trust.bundle = options.trusted;
+        if (!p.trust.bundle.empty() && p.trust.bundle.back() != '\n')
+            p.trust.bundle += '\n';
+        p.trust.bundle += p.trust.authority;
+        options.grants = std::move(egress.grants);
+        options.authority = p.authority.get();
+        options.on_failed = std::move(egress.on_failed);
+    }
+    SION_TRY(dir, private_dir());
     p.socket = dir + "/proxy.sock";
-    SION_TRY(p.proxy, Proxy::start(loop, p.socket, std::move(rules)));
+    SION_TRY(p.proxy, Proxy::start(loop, p.socket, std::move(rules), std::move(options)));
     if (user.staged && ::chown(p.socket.c_str(), user.uid, user.gid) != 0)
         return sys_error(Exit::os, errno, "cannot give '%s' to uid %u", p.socket.c_str(),
                          static_cast<unsigned>(user.uid));

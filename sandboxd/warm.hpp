@@ -13,6 +13,8 @@
 #include "lib/result.hpp"
 #include "lib/rpc/connection.hpp"
 #include "sandboxd/config.hpp"
+#include "sandboxd/grants.hpp"
+#include "sandboxd/mounts.hpp"
 #include "sandboxd/netproxy.hpp"
 
 #include <uv.h>
@@ -20,6 +22,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace sion::sandboxd {
 
@@ -28,17 +31,21 @@ namespace sion::sandboxd {
 
 // That proxy, started on `loop` for a bwrap sandbox of `config` (the warm one, or `run`'s): it
 // listens on `socket`, in a new directory only this user may enter (the socket is root's
-// bwrap's, k_host_id's), to be bound at
-// k_proxy_inside. `dir` is set as soon as the directory exists, even when a later step fails: the
-// caller removes it, empty once the proxy has closed. Errors: the host rules',
-// Proxy::start()'s, Exit::os.
+// bwrap's, k_host_id's), to be bound at k_proxy_inside. With grants (grants.hpp) it writes their
+// credentials, ending TLS with certificates from sion's authority (opened, or made, in config's
+// home), and `trust` holds what the sandbox is to trust for it. `dir` is set as soon as the directory exists, even when a later step fails: the caller
+// removes it, empty once the proxy has closed. Errors: the host rules', the authority's,
+// trusted_roots()', Proxy::start()'s, Exit::os.
 struct SandboxProxy {
+    std::unique_ptr<EgressAuthority> authority; // outlives the proxy, whose TLS it signs
     std::unique_ptr<Proxy> proxy;
     std::string socket;
+    EgressTrust trust;
 };
 
 [[nodiscard]] Result<SandboxProxy> start_sandbox_proxy(uv_loop_t* loop, const Config& config,
-                                                       std::string& dir);
+                                                       std::string& dir,
+                                                       Egress egress = {});
 
 class WarmSandbox {
 public:

@@ -3,7 +3,9 @@
 // program's own, until it ends; its status, or the signal that ended this program.
 #include "cmd/sion-sandbox/commands.hpp"
 #include "lib/log.hpp"
+#include "lib/text.hpp"
 #include "sandboxd/config.hpp"
+#include "sandboxd/grants.hpp"
 #include "sandboxd/preflight.hpp"
 #include "sandboxd/run.hpp"
 
@@ -31,9 +33,32 @@ CommandSpec run_spec() {
     };
 }
 
+// The grants --grants-fd gives, each one's host declared; a failure of the TLS the proxy ends for
+// them is logged.
+Result<Egress> egress_of(const Args& args, const Config& config) {
+    Egress egress;
+    if (!args.has("grants-fd"))
+        return egress;
+    std::string given = args.value("grants-fd").value_or("");
+    std::optional<int64_t> fd = parse_number(given, 3, 1 << 20);
+    if (!fd)
+        return make_error(Exit::usage, "--grants-fd takes a descriptor's number from 3 up, not '%s'",
+                          one_line(given).c_str());
+    SION_TRY(egress.grants, read_grants(static_cast<int>(*fd)));
+    if (!egress.grants.empty() && config.backend != BackendKind::bwrap)
+        return make_error(Exit::config, "grants need the bubblewrap sandbox: a Docker network has "
+                                        "no proxy of sion's to write them");
+    SION_CHECK(check_grants_declared(egress.grants, config));
+    egress.on_failed = [](const std::string& why) {
+        log_error("the proxy refused a granted host: %s", why.c_str());
+    };
+    return egress;
+}
+
 // The run of `config`, in the workspace given or in an empty one made for it and removed when this
 // returns; `request` gets the timeout given, if any.
 Result<RunOutcome> run_in_sandbox(const Args& args, Config config, proto::ExecRequest& request) {
+    SION_TRY(Egress egress, egress_of(args, config));
     if (args.has("timeout"))
         request.timeout = config.limits.timeout;
     std::optional<ScratchWorkspace> scratch;
@@ -44,7 +69,7 @@ Result<RunOutcome> run_in_sandbox(const Args& args, Config config, proto::ExecRe
         config.workspace_as_given = display_path(scratch->path());
     }
     SION_CHECK(preflight(config));
-    return run_attached(config, request);
+    return run_attached(config, request, std::move(egress));
 }
 
 // Dies of `signal`, as a program that does not catch it would: its parent sees why.

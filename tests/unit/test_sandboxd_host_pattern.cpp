@@ -163,7 +163,11 @@ TEST(ProxyEnvironment, PointsEveryProxyVariableAtTheForwarder) {
         std::find_if(env.begin(), env.end(), [](const auto& kv) { return kv.first == "NO_PROXY"; });
     ASSERT_NE(no, env.end());
     EXPECT_EQ(no->second, "localhost,127.0.0.1,::1");
-    EXPECT_EQ(proxy_environment(3128, false).size(), 6u);
+    EXPECT_EQ(proxy_environment(3128, false).size(), 7u);
+    auto node = std::find_if(env.begin(), env.end(),
+                             [](const auto& kv) { return kv.first == "NODE_USE_ENV_PROXY"; });
+    ASSERT_NE(node, env.end());
+    EXPECT_EQ(node->second, "1");
 }
 
 TEST(FindHeadEnd, CrlfOrLfAndNotBefore) {

@@ -872,7 +872,7 @@ TEST_F(NetproxyTest, AGrantsCredentialIsWrittenIntoHttpsRequestsOnItsPath) {
 TEST_F(NetproxyTest, AGrantsCredentialGoesIntoPlainHttpOnItsPathOnly) {
     std::string t = target();
     ProxyOptions o;
-    o.grants = {{"127.0.0.1", m_origin.port(), "/v1", "X-Api-Key", "the-secret"}};
+    o.grants = {{"127.0.0.1", m_origin.port(), "/v1", "X-Api-Key", "the-secret", false}};
     start({t}, std::move(o));
     Fd on =
         ask("GET http://" + t + "/v1/x HTTP/1.1\r\nHost: " + t + "\r\nX-Api-Key: forged\r\n\r\n");
@@ -881,6 +881,18 @@ TEST_F(NetproxyTest, AGrantsCredentialGoesIntoPlainHttpOnItsPathOnly) {
     EXPECT_EQ(a.find("forged"), std::string::npos);
     Fd off = ask("GET http://" + t + "/v2 HTTP/1.1\r\nHost: " + t + "\r\n\r\n");
     EXPECT_EQ(read_to_end(off.get()).find("the-secret"), std::string::npos);
+}
+
+// A grant for https is never written into a plain request, which anyone on the way could read.
+TEST_F(NetproxyTest, AnHttpsGrantGoesIntoNoPlainRequest) {
+    std::string t = target();
+    ProxyOptions o;
+    o.grants = {{"127.0.0.1", m_origin.port(), "/", "X-Api-Key", "the-secret", true}};
+    start({t}, std::move(o));
+    Fd plain = ask("GET http://" + t + "/v1 HTTP/1.1\r\nHost: " + t + "\r\n\r\n");
+    std::string a = read_to_end(plain.get());
+    EXPECT_EQ(a.rfind("HTTP/1.1 200", 0), 0U) << a;
+    EXPECT_EQ(a.find("the-secret"), std::string::npos) << a;
 }
 
 } // namespace

@@ -89,7 +89,7 @@ TEST(NamedEnv, ANameWithEqualsOrNoneIsAUsageError) {
     EXPECT_EQ(empty.error().exit(), Exit::usage);
 }
 
-TEST(RunOptions, ExecsButOutputAndJsonWithEnv) {
+TEST(RunOptions, ExecsButOutputAndJsonWithEnvAndGrants) {
     std::vector<OptionSpec> run = run_options();
     auto names = [](const std::vector<OptionSpec>& options) {
         Strings out;
@@ -103,6 +103,7 @@ TEST(RunOptions, ExecsButOutputAndJsonWithEnv) {
         if (name != "output")
             want.push_back(name);
     want.emplace_back("env");
+    want.emplace_back("grants-fd");
     EXPECT_EQ(got, want);
     for (const OptionSpec& o : run) {
         if (std::string_view(o.name) == "timeout") {
