@@ -2,9 +2,11 @@
 #include "mcpd/config.hpp"
 
 #include "mcpd/authorize.hpp"
+#include "mcpd/grants.hpp"
 #include "mcpd/server_secrets.hpp"
 
 #include "lib/http.hpp"
+#include "lib/secret_bytes.hpp"
 #include "lib/programs.hpp"
 #include "lib/text.hpp"
 
@@ -70,6 +72,40 @@ Result<AuthConfig> auth_from_json(JsonView j) {
     return a;
 }
 
+Json grants_to_json(const std::vector<GrantConfig>& grants) {
+    Json out = Json::array();
+    for (const GrantConfig& g : grants) {
+        Json j = Json::object();
+        j.set("url", std::string_view(g.url));
+        j.set("credential", std::string_view(g.credential));
+        j.set("header", std::string_view(g.header));
+        j.set("scheme", std::string_view(g.scheme));
+        out.push(std::move(j));
+    }
+    return out;
+}
+
+Result<std::vector<GrantConfig>> grants_from_json(JsonView j) {
+    if (!j.is_array())
+        return Error(Exit::data, "member 'grants' is not an array");
+    std::vector<GrantConfig> grants;
+    for (JsonView item : j) {
+        if (!item.is_object())
+            return Error(Exit::data, "member 'grants' holds something not an object");
+        GrantConfig g;
+        SION_TRY(std::string_view url, item.string("url"));
+        SION_TRY(std::string_view credential, item.string("credential"));
+        SION_TRY(std::string_view header, item.string_or("header", "Authorization"));
+        SION_TRY(std::string_view scheme, item.string_or("scheme", "Bearer"));
+        g.url = std::string(url);
+        g.credential = std::string(credential);
+        g.header = std::string(header);
+        g.scheme = std::string(scheme);
+        grants.push_back(std::move(g));
+    }
+    return grants;
+}
+
 } // namespace
 
 Json config_to_json(const ServerConfig& c) {
@@ -115,6 +151,8 @@ Json config_to_json(const ServerConfig& c) {
     }
     if (!c.local.empty())
         j.set("local", Json::strings({c.local.begin(), c.local.end()}));
+    if (!c.grants.empty())
+        j.set("grants", grants_to_json(c.grants));
     j.set("timeout", c.timeout_s);
     return j;
 }
@@ -165,6 +203,9 @@ Result<ServerConfig> config_from_json(JsonView j) {
     }
     SION_TRY(std::vector<std::string> local, j.strings("local"));
     c.local.insert(local.begin(), local.end());
+    if (JsonView g = j.get("grants"); g.exists()) {
+        SION_TRY(c.grants, grants_from_json(g));
+    }
     SION_TRY(int64_t timeout, j.integer_or("timeout", k_default_timeout_s));
     if (timeout < 1 || timeout > 86400)
         return Error(Exit::data, "member 'timeout' is not between 1 and 86400");
@@ -187,8 +228,9 @@ std::vector<std::string> server_environment(const ServerConfig& c) {
     return env_keep(names);
 }
 
-Result<ChildSpec> launch_spec(const ServerConfig& c) {
-    ChildSpec spec;
+Result<ServerLaunch> launch_spec(const ServerConfig& c) {
+    ServerLaunch launch;
+    ChildSpec& spec = launch.spec;
     spec.in = Stdio::pipe();
     spec.out = Stdio::pipe();
     spec.err = Stdio::null();
@@ -196,7 +238,7 @@ Result<ChildSpec> launch_spec(const ServerConfig& c) {
     if (c.sandbox.empty()) {
         spec.argv = c.command;
         spec.cwd = c.dir;
-        return spec;
+        return launch;
     }
     SION_TRY(std::string sandbox, find_program("sion-sandbox"));
     spec.argv = {sandbox, "run"};
@@ -204,7 +246,27 @@ Result<ChildSpec> launch_spec(const ServerConfig& c) {
         spec.argv.insert(spec.argv.end(), {"--backend", c.sandbox});
     if (!c.dir.empty())
         spec.argv.insert(spec.argv.end(), {"--workspace", c.dir});
-    spec.argv.insert(spec.argv.end(), {"--network", c.network.empty() ? "none" : c.network});
+    if (c.grants.empty()) {
+        spec.argv.insert(spec.argv.end(), {"--network", c.network.empty() ? "none" : c.network});
+    } else {
+        // The grants' hosts are the sandbox's; their credentials go on a descriptor, read to its
+        // end by sion-sandbox: never on a command line.
+        spec.argv.insert(spec.argv.end(), {"--network", "declared"});
+        std::string lines;
+        for (const GrantConfig& g : c.grants) {
+            SION_TRY(std::string line, grant_line(g));
+            lines += line + "\n";
+            wipe(line);
+            spec.argv.insert(spec.argv.end(), {"--allow-host", grant_host(g)});
+        }
+        auto file = memory_file(lines, "the grants");
+        wipe(lines);
+        if (!file)
+            return std::move(file).error();
+        launch.grants = std::move(*file);
+        spec.extra_fds.push_back({launch.grants.get(), 3});
+        spec.argv.insert(spec.argv.end(), {"--grants-fd", "3"});
+    }
     for (const std::string& dir : c.sandbox_read)
         spec.argv.insert(spec.argv.end(), {"--sandbox-read", dir});
     if (!c.memory.empty())
@@ -216,9 +278,10 @@ Result<ChildSpec> launch_spec(const ServerConfig& c) {
     // sion-sandbox itself needs to find its home and its engine; the server inside gets only what
     // --env names.
     for (std::string& var : env_keep({"SION_HOME", "SION_EXEC_PATH", "DOCKER_HOST",
-                                      "DOCKER_CONTEXT", "DOCKER_CONFIG", "XDG_RUNTIME_DIR"}))
+                                      "DOCKER_CONTEXT", "DOCKER_CONFIG", "XDG_RUNTIME_DIR",
+                                      "SSL_CERT_FILE"}))
         spec.env.push_back(std::move(var));
-    return spec;
+    return launch;
 }
 
 Status set_effect(ServerConfig& c, std::string_view given) {
@@ -317,6 +380,12 @@ Result<HttpTarget> http_target(std::string_view name, const ServerConfig& c) {
         out.append(value, done);
         t.headers.add(header, std::move(out));
     }
+    for (const GrantConfig& g : c.grants) {
+        if (!grant_covers(g, c.url))
+            continue;
+        SION_TRY(std::string value, grant_value(g));
+        t.headers.add(g.header, std::move(value));
+    }
     return t;
 }
 
@@ -344,10 +413,10 @@ Result<std::unique_ptr<Client>> open_client(uv_loop_t* loop, std::string_view na
         SION_CHECK(authorize(events, name, config, person));
         return Client::reach(loop, std::move(target), std::move(options), std::move(events));
     }
-    SION_TRY(ChildSpec spec, launch_spec(config));
+    SION_TRY(ServerLaunch launch, launch_spec(config));
     if (options.keep_last_words)
-        spec.err = Stdio::pipe();
-    return Client::start(loop, spec, std::move(options), std::move(events));
+        launch.spec.err = Stdio::pipe();
+    return Client::start(loop, launch.spec, std::move(options), std::move(events));
 }
 
 } // namespace sion::mcpd

@@ -10,6 +10,9 @@
 //    "auth":{"issuer":"https://as.example.com","client_id":"sion-notes","secret_env":"NOTES_SECRET",
 //            "scope":"notes:read","callback_port":8765,"client_credentials":true},
 //    "effects":{…},"timeout":60}
+// and for either, its grants (`sion agent mcp grant`):
+//   "grants":[{"url":"https://api.example.org/v1","credential":"API_TOKEN",
+//              "header":"Authorization","scheme":"Bearer"}]
 // where header values keep `${VAR}` as given (expanded by http_target() where the client runs),
 // and "transport" is what the server spoke at its last review ("http", or "sse" for the HTTP+SSE
 // of 2024-11-05; absent: not known). Paths are absolute: `add` makes --dir and --sandbox-read
@@ -21,6 +24,7 @@
 #include "mcpd/client.hpp"
 
 #include "lib/child.hpp"
+#include "lib/fd.hpp"
 #include "lib/json.hpp"
 #include "lib/policy.hpp"
 #include "lib/result.hpp"
@@ -53,6 +57,17 @@ struct AuthConfig {
     }
 };
 
+// A grant (seed 002): a credential from the operator's store (lib/secrets.hpp: the environment's
+// variable, else the sealed one) written into the server's requests to one host, on one path, so
+// that the server never holds it: by the sandbox's proxy for a command in bubblewrap (sion-sandbox
+// run --grants-fd), by the client itself for a server over HTTP (mcpd/grants.hpp).
+struct GrantConfig {
+    std::string url;                      // "https://api.example.org/v1": where it is written
+    std::string credential;               // the variable's name: "API_TOKEN"
+    std::string header = "Authorization"; // the header it is written as
+    std::string scheme = "Bearer";        // before the value, a space between; empty: none
+};
+
 struct ServerConfig {
     std::vector<std::string> command;     // as it is started
     std::vector<std::string> shown;       // as it was given to `add`, for `list`
@@ -72,6 +87,7 @@ struct ServerConfig {
     std::vector<std::pair<std::string, std::string>> headers; // added to its requests, unexpanded
     std::string transport;                // over HTTP: "http", "sse" or empty
     AuthConfig auth;                      // over HTTP: how it is logged in to
+    std::vector<GrantConfig> grants;      // `sion agent mcp grant`
 };
 
 [[nodiscard]] Json config_to_json(const ServerConfig& config);
@@ -88,8 +104,15 @@ struct ServerConfig {
 
 // How the server's process is started: the command itself in its directory, or `sion-sandbox run`
 // with the sandbox's options and the command. stdin and stdout are pipes; stderr is /dev/null.
-// Exit::unavailable when sion-sandbox cannot be found for a sandboxed one.
-[[nodiscard]] Result<ChildSpec> launch_spec(const ServerConfig& config);
+// With grants, the sandbox's network is the declared one, its hosts theirs, and `grants` a memory
+// file of their lines (grant_line()), the sandbox's --grants-fd 3, which spec.extra_fds borrows:
+// keep it open until the process is spawned. Exit::unavailable when sion-sandbox cannot be found
+// for a sandboxed one; grant_value()'s.
+struct ServerLaunch {
+    ChildSpec spec;
+    Fd grants;
+};
+[[nodiscard]] Result<ServerLaunch> launch_spec(const ServerConfig& config);
 
 // --effect's TOOL=EFFECT: `effect` read, write, external or spend, or read-local or write-local
 // (a read or a write of what is on this machine only, whose results do not taint), set in
@@ -104,7 +127,9 @@ struct ServerConfig {
 [[nodiscard]] std::vector<std::string> header_variables(std::string_view value);
 
 // Where a server over HTTP is: its URL and its headers with each `${VAR}` replaced by the
-// variable's value here. Exit::config naming the variable (never a value) when one is not set.
+// variable's value here, and the header of each grant whose URL the server's is on, its value
+// the credential's (grant_value()). Exit::config naming the variable (never a value) when one is
+// not set.
 [[nodiscard]] Result<HttpTarget> http_target(std::string_view name, const ServerConfig& config);
 
 // The client's options for the server `name` so configured: its timeout, its root (its directory,

@@ -3,6 +3,7 @@
 #include "mcpd/server_secrets.hpp"
 
 #include "mcpd/auth_store.hpp"
+#include "mcpd/grants.hpp"
 
 #include "lib/home.hpp"
 #include "lib/secret_bytes.hpp"
@@ -65,6 +66,12 @@ std::vector<std::string> server_secrets(std::string_view name, const ServerConfi
     for (const std::string& var : config.env)
         add(out, variable(var));
     add_headers(out, name, config);
+    for (const GrantConfig& g : config.grants) {
+        if (auto value = secrets::lookup(g.credential); value && *value)
+            add(out, std::move(**value));
+        if (auto header = grant_value(g))
+            add(out, std::move(*header));
+    }
     if (!config.url.empty())
         add_authorization(out, name, config);
     return out;

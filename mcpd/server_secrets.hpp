@@ -18,7 +18,8 @@ namespace sion::mcpd {
 //     variable;
 //   - its OAuth client's secret (--client-secret-env's variable, from the environment or the
 //     sealed credentials, lib/secrets.hpp) and one a dynamic registration issued;
-//   - the access and refresh tokens kept for it in $SION_HOME/agents/mcp-auth.bin.
+//   - the access and refresh tokens kept for it in $SION_HOME/agents/mcp-auth.bin;
+//   - each grant's credential, alone and as its header's value.
 // Values shorter than Redactor::k_min_secret are left in the list but are not secrets
 // (lib/redact.hpp passes them over). Never fails: what cannot be read (an unset variable, a store
 // that is not there or does not open) gives nothing, and the client's own use of it says why.

@@ -239,4 +239,14 @@ Status Shelf::set_sampling(std::string_view name, const std::optional<Sampling>&
     return txn.commit();
 }
 
+Status Shelf::set_grants(std::string_view name, const std::vector<GrantConfig>& grants) {
+    SION_TRY(Txn txn, Txn::begin(m_db));
+    SION_TRY(ShelfEntry e, get(name));
+    e.config.grants = grants;
+    SION_TRY(Stmt s, m_db.prepare("UPDATE mcp_servers SET config = ?1 WHERE name = ?2"));
+    SION_CHECK(s.bind_all(std::string_view(config_to_json(e.config).dump()), name));
+    SION_CHECK(s.run());
+    return txn.commit();
+}
+
 } // namespace sion::mcpd

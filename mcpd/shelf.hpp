@@ -69,6 +69,8 @@ public:
     [[nodiscard]] Status drop(std::string_view profile, std::string_view name);
 
     [[nodiscard]] Status set_sampling(std::string_view name, const std::optional<Sampling>& sampling);
+    // Replaces the server's grants (its config's).
+    [[nodiscard]] Status set_grants(std::string_view name, const std::vector<GrantConfig>& grants);
 
 private:
     Db& m_db;

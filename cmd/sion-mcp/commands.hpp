@@ -20,6 +20,7 @@ int logout_command(int argc, const char* const* argv);
 // give (true) or drop (false).
 int give_command(int argc, const char* const* argv, bool give);
 int sampling_command(int argc, const char* const* argv);
+int grant_command(int argc, const char* const* argv);
 int resources_command(int argc, const char* const* argv);
 int prompts_command(int argc, const char* const* argv);
 int serve_command(int argc, const char* const* argv);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // sion-mcp: the shelf of MCP servers (sion-mcp(1)). add finds a server once and pins its tools;
-// list, review, remove, give, drop, resources, prompts and sampling keep and look at the shelf;
+// list, review, remove, give, drop, resources, prompts, sampling and grant keep and look at the
+// shelf;
 // serve bridges a session to its servers.
 #include "cmd/sion-mcp/commands.hpp"
 
@@ -41,6 +42,8 @@ int main(int argc, char** argv) {
             {"prompts", prompts_command, "prompts NAME [--json]"},
             {"sampling", sampling_command,
              "sampling NAME [--max-tokens N] [--per-run N] [--model M] | --off"},
+            {"grant", grant_command,
+             "grant NAME [URL] --credential VAR [--header NAME] [--scheme WORD] | --off"},
             {"serve", serve_command, "serve [--ask] [--sampling-model M] NAME..."},
         },
         {},

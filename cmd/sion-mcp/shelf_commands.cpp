@@ -3,6 +3,7 @@
 #include "cmd/sion-mcp/commands.hpp"
 
 #include "mcpd/authorize.hpp"
+#include "mcpd/grants.hpp"
 
 #include "mcpd/oauth_login.hpp"
 #include "mcpd/oneshot.hpp"
@@ -19,6 +20,7 @@
 #include "lib/models/model.hpp"
 #include "lib/proto/mcp_names.hpp"
 #include "lib/proto/sandbox_options.hpp"
+#include "lib/secrets.hpp"
 #include "lib/text.hpp"
 
 #include <sys/stat.h>
@@ -284,6 +286,18 @@ Json shelf_entry_json(const mcpd::ShelfEntry& e,
             sampling.set("model", e.sampling->model);
         entry.set("sampling", std::move(sampling));
     }
+    if (!e.config.grants.empty()) {
+        Json grants = Json::array();
+        for (const mcpd::GrantConfig& g : e.config.grants) {
+            Json grant = Json::object();
+            grant.set("url", g.url);
+            grant.set("credential", g.credential);
+            grant.set("header", g.header);
+            grant.set("scheme", g.scheme);
+            grants.push(std::move(grant));
+        }
+        entry.set("grants", std::move(grants));
+    }
     return entry;
 }
 
@@ -410,6 +424,8 @@ int list_command(int argc, const char* const* argv) {
             text += "\n" + one_line(t.name) + " (" + mcpd::effect_label(t) + ")";
         if (e.sampling)
             text += "\nsampling allowed: " + describe_sampling(*e.sampling);
+        for (const mcpd::GrantConfig& g : e.config.grants)
+            text += "\ngrant: " + mcpd::describe_grant(g);
         listing.print(shelf_entry_json(e, authorization, tools), text);
     }
     return 0;
@@ -666,6 +682,76 @@ int sampling_command(int argc, const char* const* argv) {
                     describe_sampling(*sampling).c_str());
     else
         std::printf("MCP server %s may not ask for sampling\n", name);
+    return 0;
+}
+
+int grant_command(int argc, const char* const* argv) {
+    const CommandSpec spec{
+        "sion-mcp grant",
+        "sion-mcp grant NAME [URL] --credential VAR [--header NAME] [--scheme WORD]\n"
+        "sion-mcp grant NAME [URL] --off",
+        "Write the credential VAR (the environment's, else the one kept with `sion agent\n"
+        "credential add`) into the server's requests to URL and the paths under it, as\n"
+        "'Authorization: Bearer <value>' unless --header and --scheme say otherwise, so that the\n"
+        "server never holds it: its sandbox's proxy writes it for a command in bubblewrap, the\n"
+        "client for a server over HTTP (whose URL is the default). --off takes it back.",
+        {
+            {"credential", 0, "VAR", "the credential's name, as `sion agent credential` keeps it",
+             nullptr, ":credential"},
+            {"header", 0, "NAME", "the header it is written as (Authorization)"},
+            {"scheme", 0, "WORD", "the word before it (Bearer; '' for none)"},
+            {"off", 0, nullptr, "take the grant for URL back"},
+        },
+        false,
+        {":mcp-server"},
+    };
+    Args args = parse_args_or_exit(spec, argc, argv);
+    const char* name = name_operand(args, "sion-mcp grant NAME [URL] --credential VAR");
+    check_operands(args, 1, 2);
+    bool off = args.has("off");
+    if (off && (args.has("credential") || args.has("header") || args.has("scheme")))
+        die(usage_error("--off takes no credential, header or scheme"));
+    if (!off && !args.has("credential"))
+        die(usage_error("say which credential: sion-mcp grant NAME [URL] --credential VAR"));
+    Db db = or_die(open_state(or_die(prepare_home())));
+    mcpd::Shelf shelf(db);
+    mcpd::ShelfEntry e = or_die(shelf.get(name));
+    std::string url = args.operands().size() > 1 ? args.operands()[1] : e.config.url;
+    if (url.empty())
+        die(usage_error("give the URL its requests go to: sion-mcp grant NAME URL --credential VAR"));
+    mcpd::GrantConfig g = or_die(mcpd::make_grant(
+        name, e.config, url, off ? "X" : std::string(*args.value("credential")),
+        args.value("header").value_or("Authorization"), args.value("scheme").value_or("Bearer")));
+    std::vector<mcpd::GrantConfig> grants;
+    std::string replaced;
+    for (const mcpd::GrantConfig& kept : e.config.grants) {
+        // One grant a host and port: sion-sandbox's proxy writes one.
+        if (mcpd::grant_host(kept) == mcpd::grant_host(g)
+            && kept.url.starts_with(g.url.substr(0, g.url.find("://") + 3)))
+            replaced = kept.url;
+        else
+            grants.push_back(kept);
+    }
+    const char* by = e.config.url.empty() ? "its sandbox's proxy" : "sion-mcp";
+    if (off) {
+        if (replaced != g.url)
+            die(make_error(Exit::no, "MCP server %s has no grant for %s", name, g.url.c_str()));
+        or_die(shelf.set_grants(name, grants));
+        std::printf("MCP server %s's requests to %s get no credential\n", name, g.url.c_str());
+        return 0;
+    }
+    grants.push_back(g);
+    or_die(shelf.set_grants(name, grants));
+    if (!replaced.empty() && replaced != g.url)
+        std::printf("(the grant for %s is replaced: one a host)\n", replaced.c_str());
+    std::printf("MCP server %s's requests to %s get %s: %s${%s}, written by %s\n", name,
+                g.url.c_str(), g.header.c_str(), g.scheme.empty() ? "" : (g.scheme + " ").c_str(),
+                g.credential.c_str(), by);
+    auto kept = secrets::lookup(g.credential);
+    if (kept && !*kept)
+        log_error("note: no credential %s is kept or set yet: keep it with `sion agent credential "
+                  "add %s`",
+                  g.credential.c_str(), g.credential.c_str());
     return 0;
 }
 

@@ -323,8 +323,8 @@ refused 64 "--per-run takes a number from 1 to 1000000, not ' 5'" sampling notes
 refused 64 "--max-tokens takes a number from 1 to 1000000, not '+5'" sampling notes --max-tokens +5
 refused 64 "--off takes no limits" sampling notes --off --per-run 2
 refused 64 "invalid model 'frob': give provider:model" sampling notes --model frob
-refused 64 "a command is needed: add, list, review, login, logout, remove, give, drop, resources, prompts, sampling or serve (see --help)"
-refused 64 "unknown command 'frob': give add, list, review, login, logout, remove, give, drop, resources, prompts, sampling or serve (see --help)" frob
+refused 64 "a command is needed: add, list, review, login, logout, remove, give, drop, resources, prompts, sampling, grant or serve (see --help)"
+refused 64 "unknown command 'frob': give add, list, review, login, logout, remove, give, drop, resources, prompts, sampling, grant or serve (see --help)" frob
 refused 65 "argument 2 is not UTF-8 text: sion keeps what it is given as UTF-8" review $'\xff'
 # Servers that cannot be reviewed: not found, not executable, ending at once, answering nothing.
 refused 127 "cannot start MCP server ghost: cannot run 'no-such-server': No such file or directory" add ghost -- no-such-server

@@ -3,9 +3,12 @@
 // list describes it, the environment it is given (nothing of sion's own), how it is launched with
 // and without a sandbox, the client's options for it, and the secrets it is given.
 #include "mcpd/config.hpp"
+#include "mcpd/grants.hpp"
 
 #include "mcpd/auth_store.hpp"
 #include "mcpd/server_secrets.hpp"
+
+#include "lib/fd.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -166,12 +169,12 @@ TEST(McpdConfig, AnUnsandboxedServerRunsItsCommandInItsDirectory) {
     c.sandbox.clear();
     auto spec = launch_spec(c);
     ASSERT_TRUE(spec) << spec.error().message();
-    EXPECT_EQ(spec->argv, c.command);
-    EXPECT_EQ(spec->cwd, "/home/me/notes");
-    EXPECT_EQ(spec->env, server_environment(c));
-    EXPECT_EQ(spec->in.kind, Stdio::Kind::pipe);
-    EXPECT_EQ(spec->out.kind, Stdio::Kind::pipe);
-    EXPECT_EQ(spec->err.kind, Stdio::Kind::null); // servers print secrets there
+    EXPECT_EQ(spec->spec.argv, c.command);
+    EXPECT_EQ(spec->spec.cwd, "/home/me/notes");
+    EXPECT_EQ(spec->spec.env, server_environment(c));
+    EXPECT_EQ(spec->spec.in.kind, Stdio::Kind::pipe);
+    EXPECT_EQ(spec->spec.out.kind, Stdio::Kind::pipe);
+    EXPECT_EQ(spec->spec.err.kind, Stdio::Kind::null); // servers print secrets there
 }
 
 TEST(McpdConfig, ASandboxedServerRunsInSionSandboxRun) {
@@ -186,15 +189,15 @@ TEST(McpdConfig, ASandboxedServerRunsInSionSandboxRun) {
     env.set("ANTHROPIC_API_KEY", "sk-test-secret");
     auto spec = launch_spec(full());
     ASSERT_TRUE(spec) << spec.error().message();
-    EXPECT_EQ(spec->argv, (std::vector<std::string>{
+    EXPECT_EQ(spec->spec.argv, (std::vector<std::string>{
                               fake, "run", "--workspace", "/home/me/notes", "--network", "none",
                               "--sandbox-read", "/opt/node", "--memory", "8G", "--env", "NOTES_KEY", "--",
                               "python3", "/home/me/notes-server.py"}));
-    EXPECT_TRUE(spec->cwd.empty());
-    EXPECT_EQ(spec->err.kind, Stdio::Kind::null);
+    EXPECT_TRUE(spec->spec.cwd.empty());
+    EXPECT_EQ(spec->spec.err.kind, Stdio::Kind::null);
     // sion-sandbox finds its home; the secret stays out.
-    EXPECT_NE(std::find(spec->env.begin(), spec->env.end(), "SION_HOME=/tmp/h"), spec->env.end());
-    for (const std::string& v : spec->env)
+    EXPECT_NE(std::find(spec->spec.env.begin(), spec->spec.env.end(), "SION_HOME=/tmp/h"), spec->spec.env.end());
+    for (const std::string& v : spec->spec.env)
         EXPECT_EQ(v.find("sk-test-secret"), std::string::npos) << v;
     // A Docker image is a backend; no directory and no network given are none.
     ServerConfig docker;
@@ -202,10 +205,125 @@ TEST(McpdConfig, ASandboxedServerRunsInSionSandboxRun) {
     docker.sandbox = "docker:img@sha256:0123";
     spec = launch_spec(docker);
     ASSERT_TRUE(spec);
-    EXPECT_EQ(spec->argv, (std::vector<std::string>{fake, "run", "--backend",
+    EXPECT_EQ(spec->spec.argv, (std::vector<std::string>{fake, "run", "--backend",
                                                     "docker:img@sha256:0123", "--network", "none",
                                                     "--", "srv"}));
     fs::remove_all(dir);
+}
+
+// A sandboxed server's grants: its network the declared one with their hosts, and their values on
+// a descriptor, never on its command line or in its environment.
+TEST(McpdConfig, ASandboxedServersGrantsGoOnADescriptor) {
+    char dir[] = "/tmp/sion-mcpd-config.XXXXXX";
+    ASSERT_NE(::mkdtemp(dir), nullptr);
+    std::string fake = std::string(dir) + "/sion-sandbox";
+    std::ofstream(fake) << "#!/bin/sh\n";
+    ASSERT_EQ(::chmod(fake.c_str(), 0755), 0);
+    Environment env;
+    env.set("SION_EXEC_PATH", dir);
+    std::string home = std::string(dir) + "/home";
+    env.set("SION_HOME", home.c_str());
+    env.set("API_TOKEN", "tok-the-secret-value");
+    ServerConfig c;
+    c.command = {"srv"};
+    c.sandbox = "bwrap";
+    auto g = make_grant("api", c, "https://API.example.org/v1", "API_TOKEN", "Authorization",
+                        "Bearer");
+    ASSERT_TRUE(g) << g.error().message();
+    c.grants.push_back(*g);
+    auto launch = launch_spec(c);
+    ASSERT_TRUE(launch) << launch.error().message();
+    EXPECT_EQ(launch->spec.argv,
+              (std::vector<std::string>{fake, "run", "--network", "declared", "--allow-host",
+                                        "api.example.org:443", "--grants-fd", "3", "--", "srv"}));
+    ASSERT_EQ(launch->spec.extra_fds.size(), 1U);
+    EXPECT_EQ(launch->spec.extra_fds[0].child_fd, 3);
+    auto lines = read_all(launch->grants.get(), 4096);
+    ASSERT_TRUE(lines);
+    EXPECT_EQ(*lines, "{\"scheme\":\"https\",\"host\":\"api.example.org\",\"port\":443,\"path\":"
+                      "\"/v1\",\"header\":\"Authorization\",\"value\":\"Bearer "
+                      "tok-the-secret-value\"}\n");
+    for (const std::string& v : launch->spec.env)
+        EXPECT_EQ(v.find("tok-the-secret"), std::string::npos) << v;
+    // A credential not kept is named, never shown.
+    c.grants[0].credential = "OTHER_TOKEN";
+    auto missing = launch_spec(c);
+    ASSERT_FALSE(missing);
+    EXPECT_EQ(missing.error().message(),
+              "the grant for https://api.example.org/v1 needs the credential OTHER_TOKEN: keep it "
+              "with `sion agent credential add OTHER_TOKEN`");
+    fs::remove_all(dir);
+}
+
+TEST(McpdConfig, AGrantIsCheckedForItsServer) {
+    ServerConfig bwrap;
+    bwrap.command = {"srv"};
+    bwrap.sandbox = "bwrap";
+    auto error_of = [](const ServerConfig& c, std::string_view url, std::string credential = "T",
+                       std::string header = "Authorization", std::string scheme = "Bearer") {
+        auto g = make_grant("s", c, url, std::move(credential), std::move(header),
+                            std::move(scheme));
+        return g ? std::string() : g.error().message();
+    };
+    EXPECT_EQ(error_of(bwrap, "https://a.test/v1"), "");
+    EXPECT_EQ(error_of(bwrap, "http://127.0.0.1:8080/v1"), "");
+    EXPECT_EQ(error_of(bwrap, "http://a.test/v1"),
+              "a credential goes over https only, not to 'http://a.test/v1': plain http is for "
+              "this machine's loopback");
+    EXPECT_EQ(error_of(bwrap, "https://a.test/v1?x=1"),
+              "a grant's URL has no query: give its path alone, as https://a.test/v1");
+    EXPECT_EQ(error_of(bwrap, "https://a.test/v1/../admin"),
+              "a grant's path has no '.' or '..' segment and nothing encoded that could make one: "
+              "'/v1/../admin'");
+    EXPECT_EQ(error_of(bwrap, "ftp://a.test/"), "bad URL 'ftp://a.test/': only http and https are used");
+    EXPECT_EQ(error_of(bwrap, "https://a.test/", "lower"),
+              "--credential takes a variable's name (uppercase letters, digits and _), not 'lower'");
+    EXPECT_EQ(error_of(bwrap, "https://a.test/", "T", "Host"),
+              "--header cannot be Host: the client sets it");
+    EXPECT_EQ(error_of(bwrap, "https://a.test/", "T", "X Y"),
+              "--header takes a header's name, not 'X Y'");
+    EXPECT_EQ(error_of(bwrap, "https://a.test/", "T", "X-Key", "two words"),
+              "--scheme takes a word such as Bearer, not 'two words'");
+    ServerConfig bare;
+    bare.command = {"srv"};
+    EXPECT_NE(error_of(bare, "https://a.test/").find("runs outside any sandbox"), std::string::npos);
+    ServerConfig docker = bwrap;
+    docker.sandbox = "docker:img@sha256:0123";
+    EXPECT_NE(error_of(docker, "https://a.test/").find("runs in Docker"), std::string::npos);
+    ServerConfig host = bwrap;
+    host.network = "host";
+    EXPECT_NE(error_of(host, "https://a.test/").find("has the host's network"), std::string::npos);
+    ServerConfig remote;
+    remote.url = "https://mcp.a.test/mcp";
+    EXPECT_EQ(error_of(remote, "https://mcp.a.test/"), "");
+    EXPECT_EQ(error_of(remote, "https://mcp.a.test/mcp"), "");
+    EXPECT_EQ(error_of(remote, "https://mcp.a.test/other"),
+              "MCP server s is at https://mcp.a.test/mcp: its grant is for its own host and path, "
+              "not https://mcp.a.test/other");
+}
+
+// Over HTTP, the client writes the grant's header into the requests to the server's own URL.
+TEST(McpdConfig, AGrantOfAServerOverHttpIsAHeaderOfItsTarget) {
+    Environment env;
+    env.set("SION_HOME", "/nonexistent/home");
+    env.set("MCP_KEY", "key-value-0123456789");
+    ServerConfig c;
+    c.url = "https://mcp.a.test/mcp";
+    auto g = make_grant("s", c, "https://mcp.a.test/mcp", "MCP_KEY", "X-Api-Key", "");
+    ASSERT_TRUE(g) << g.error().message();
+    c.grants.push_back(*g);
+    auto t = http_target("s", c);
+    ASSERT_TRUE(t) << t.error().message();
+    EXPECT_EQ(t->headers.get("X-Api-Key").value_or(""), std::string_view("key-value-0123456789"));
+    EXPECT_EQ(describe_grant(*g), "https://mcp.a.test/mcp gets X-Api-Key: ${MCP_KEY}");
+    // Kept in the shelf's JSON and read back.
+    auto back = config_from_json(config_to_json(c).view());
+    ASSERT_TRUE(back);
+    ASSERT_EQ(back->grants.size(), 1U);
+    EXPECT_EQ(back->grants[0].url, "https://mcp.a.test/mcp");
+    EXPECT_EQ(back->grants[0].credential, "MCP_KEY");
+    EXPECT_EQ(back->grants[0].header, "X-Api-Key");
+    EXPECT_EQ(back->grants[0].scheme, "");
 }
 
 TEST(McpdConfig, TheClientsOptions) {
