@@ -710,6 +710,21 @@ void Chat::mcp_login(const std::vector<std::string>& words) {
     });
 }
 
+// "HTTP 401" of a server's state that says it, else "HTTP 403".
+std::string state_http(std::string_view state) {
+    return state.find("HTTP 401") != std::string_view::npos ? "HTTP 401" : "HTTP 403";
+}
+
+// The credential a grant for the server `name` would name: "NOTION_KEY" for notion.
+std::string credential_name(std::string_view name) {
+    std::string out;
+    for (char c : name)
+        out += c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    if (out.empty() || (out[0] >= '0' && out[0] <= '9'))
+        out.insert(0, "MCP_");
+    return out + "_KEY";
+}
+
 void Chat::mcp_list() {
     std::string listed;
     if (!sion_mcp_did({"list", "--json"}, &listed))
@@ -727,6 +742,7 @@ void Chat::mcp_list() {
     std::vector<std::string> has = agent_servers();
     std::vector<std::string> mine(has.size());
     std::vector<std::string> shelf;
+    std::vector<std::string> grants; // the grant each server refused for want of one would need
     std::string first_other;
     for (std::string_view line : lines_of(listed)) {
         auto parsed = Json::parse(line);
@@ -746,11 +762,29 @@ void Chat::mcp_list() {
             how += e.get("sandbox").exists() ? " (in a sandbox)" : " (unsandboxed)";
         }
         std::string state;
+        std::string state_was;
         if (e.get("authorization").exists())
             state = "logged in";
         auto pos = std::find(has.begin(), has.end(), name);
         if (auto s = states.find(name); s != states.end() && pos != has.end())
             state = s->second;
+        // Refused over HTTP with no login and no grant: a key may be what it wants. The grant is
+        // printed for the operator to paste, never written from here (seed 002).
+        if (auto url = e.string("url"); url && !e.get("authorization").exists()
+                                         && !e.get("grants").exists()
+                                         && (state.find("HTTP 401") != std::string::npos
+                                             || state.find("HTTP 403") != std::string::npos)) {
+            state_was = state;
+            state = "no grant";
+            std::string n = shown_line(name);
+            std::string var = credential_name(name);
+            grants.push_back(n + " was refused (" + state_http(state_was) + "). If it takes an "
+                             "account, /mcp login " + n + "; if it takes a key, keep the key with "
+                             "sion agent credential add " + var + ", and paste this grant where "
+                             "you keep your configuration (this console writes none):\n"
+                             "  sion agent mcp grant " + n + " " + shown_line(*url)
+                             + " --credential " + var);
+        }
         std::string text = "  " + shown_line(name) + " " + shown_line(how)
                            + (state.empty() ? "" : " (" + shown_line(state) + ")");
         if (pos != has.end()) {
@@ -773,6 +807,8 @@ void Chat::mcp_list() {
         std::printf("/mcp %s gives this agent that one.\n", shown_line(first_other).c_str());
     else if (has.empty())
         std::printf("/mcp add NAME URL finds one.\n");
+    for (const std::string& text : grants)
+        std::printf("%s\n", text.c_str());
 }
 
 } // namespace
