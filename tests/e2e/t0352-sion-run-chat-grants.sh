@@ -101,6 +101,22 @@ done
 # Nothing of the sandbox said it back either: the client had nothing to redact.
 if grep -qaF '[redacted]' "$scratch/shown"; then fail "a server said a secret back"; else ok; fi
 
+# The same through `run --json`, with the server given to this run alone, and the session shown.
+cat >scripts/one.json <<EOF
+{"turns": [{"calls": [{"tool": "api_get", "input": {"url": "https://127.0.0.2:$p2/v1/json"}}]},
+           {"text": "once"}]}
+EOF
+expect_exit 0 timeout 120 sion-run run coder "${coder:0:8}" --task 'Call it' --workspace work --mcp api \
+    --autonomy L5 --model "script:$scratch/scripts/one.json" --json </dev/null &&
+    expect_grep '"tool":"api_get","state":"ok","text":"200 \{.*/v1/json.*authorized.*: true\}"' "$scratch/out"
+sid=$(sed -n 's/.*"session":"\([0-9a-f]\{16\}\)".*/\1/p' "$scratch/out" | head -n 1)
+cp "$scratch/out" "$scratch/run.json"
+expect_exit 0 sion-run show "$sid" --json && cp "$scratch/out" "$scratch/show.json"
+expect_grep 'v1/json' "$scratch/show.json"
+for f in "$scratch/run.json" "$scratch/show.json" "$scratch/err"; do
+    if grep -qaF -- "$token" "$f"; then fail "the token is in $f"; else ok; fi
+done
+
 # A server over HTTP refused for want of a key: "(no grant)", and the grant to paste, not written.
 python3 - "$scratch/k.port" <<'PY' 2>/dev/null &
 import http.server, os, sys, threading
