@@ -538,4 +538,28 @@ bool is_http_token(std::string_view s) {
     return true;
 }
 
+bool on_grant_path(std::string_view target, std::string_view path) {
+    std::string_view p = target.substr(0, target.find('?'));
+    if (p.empty() || p.front() != '/' || p.find('\\') != std::string_view::npos)
+        return false;
+    std::string lower = ascii_lower(p);
+    for (const char* encoded : {"%2e", "%2f", "%5c"})
+        if (lower.find(encoded) != std::string::npos)
+            return false;
+    for (size_t at = 0; at != std::string_view::npos;) {
+        size_t next = p.find('/', at + 1);
+        std::string_view segment = p.substr(at + 1, next == std::string_view::npos ? next
+                                                                                   : next - at - 1);
+        if (segment == "." || segment == "..")
+            return false;
+        at = next;
+    }
+    if (path == "/" || p == path)
+        return true;
+    std::string under(path);
+    if (under.back() != '/')
+        under += '/';
+    return p.starts_with(under);
+}
+
 } // namespace sion

@@ -153,4 +153,10 @@ private:
 // Whether `s` is an HTTP token (RFC 9110 5.6.2): what a method or a header's name must be.
 [[nodiscard]] bool is_http_token(std::string_view s);
 
+// Whether the origin-form `target` ("/v1/x?q") is on `path` ("/v1": that path and those under
+// it, "/v1", "/v1/x", "/v1?q", not "/v10"), as a grant's credential goes only there (seed 002). A
+// target that could mean another path once a server decodes or normalises it (a "." or ".."
+// segment, an encoded '.', '/' or '\', a backslash) is on none.
+[[nodiscard]] bool on_grant_path(std::string_view target, std::string_view path);
+
 } // namespace sion

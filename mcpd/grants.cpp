@@ -17,34 +17,6 @@ std::string port_of(const oauth::Url& u) {
     return !u.port.empty() ? u.port : u.scheme == "https" ? "443" : "80";
 }
 
-// Whether `path` holds a segment a server could read as another: ".", "..", or one encoded.
-bool plain_path(std::string_view path) {
-    std::string lower = ascii_lower(path);
-    if (lower.find("%2e") != std::string::npos || lower.find("%2f") != std::string::npos
-        || lower.find("%5c") != std::string::npos || lower.find('\\') != std::string::npos)
-        return false;
-    size_t at = 0;
-    while (at < path.size()) {
-        size_t end = path.find('/', at + 1);
-        std::string_view segment = path.substr(at + 1, end == std::string_view::npos ? end : end - at - 1);
-        if (segment == "." || segment == "..")
-            return false;
-        if (end == std::string_view::npos)
-            break;
-        at = end;
-    }
-    return true;
-}
-
-bool path_on(std::string_view path, std::string_view on) {
-    if (on == "/" || path == on)
-        return true;
-    std::string prefix(on);
-    if (prefix.back() != '/')
-        prefix += '/';
-    return path.starts_with(prefix);
-}
-
 } // namespace
 
 Result<GrantConfig> make_grant(std::string_view name, const ServerConfig& c, std::string_view url,
@@ -56,7 +28,7 @@ Result<GrantConfig> make_grant(std::string_view name, const ServerConfig& c, std
     if (!parsed->query.empty() || url.find('?') != std::string_view::npos)
         return make_error(Exit::usage, "a grant's URL has no query: give its path alone, as %s",
                           redact_url(url).c_str());
-    if (!plain_path(parsed->path))
+    if (!on_grant_path(parsed->path, "/"))
         return make_error(Exit::usage,
                           "a grant's path has no '.' or '..' segment and nothing encoded that "
                           "could make one: '%s'",
@@ -154,8 +126,7 @@ bool grant_covers(const GrantConfig& g, std::string_view url) {
     auto grant = oauth::parse_url(g.url);
     auto asked = oauth::parse_url(url);
     return grant && asked && grant->scheme == asked->scheme && grant->host == asked->host
-           && port_of(*grant) == port_of(*asked) && plain_path(asked->path)
-           && path_on(asked->path, grant->path);
+           && port_of(*grant) == port_of(*asked) && on_grant_path(asked->path, grant->path);
 }
 
 std::string describe_grant(const GrantConfig& g) {

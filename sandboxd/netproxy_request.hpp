@@ -3,6 +3,7 @@
 // rewriting a plain-HTTP request for the origin, and the proxy's own error answers.
 #pragma once
 
+#include "lib/http.hpp"
 #include "lib/result.hpp"
 
 #include <cstddef>
@@ -44,11 +45,6 @@ struct Grant {
     bool tls = true;   // https: written into a tunnel's requests, whose TLS the proxy ends; http:
                        // into plain requests' heads. Neither kind gets the other's.
 };
-
-// Whether the origin-form `target` ("/v1/x?q") is on `path`. A target that could mean another
-// path once a server decodes or normalises it (a "." or ".." segment, an encoded '.', '/' or '\',
-// a backslash) is on none.
-[[nodiscard]] bool on_grant_path(std::string_view target, std::string_view path);
 
 // An origin-form request head (its request line, headers and blank line) as the host is to get
 // it: with `grant`'s header written in, any the client sent of that name dropped, when its target
