@@ -28,6 +28,10 @@ Result<GrantConfig> make_grant(std::string_view name, const ServerConfig& c, std
     if (!parsed->query.empty() || url.find('?') != std::string_view::npos)
         return make_error(Exit::usage, "a grant's URL has no query: give its path alone, as %s",
                           redact_url(url).c_str());
+    if (parsed->path.find_first_of(" \t\r\n") != std::string::npos)
+        return make_error(Exit::usage, "a grant's path has no blanks: percent-encode them, as "
+                                       "%%20, in '%s'",
+                          one_line(parsed->path).c_str());
     if (!on_grant_path(parsed->path, "/"))
         return make_error(Exit::usage,
                           "a grant's path has no '.' or '..' segment and nothing encoded that "

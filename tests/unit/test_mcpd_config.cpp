@@ -275,6 +275,8 @@ TEST(McpdConfig, AGrantIsCheckedForItsServer) {
     EXPECT_EQ(error_of(bwrap, "https://a.test/v1/../admin"),
               "a grant's path has no '.' or '..' segment and nothing encoded that could make one: "
               "'/v1/../admin'");
+    EXPECT_EQ(error_of(bwrap, "https://a.test/a b"),
+              "a grant's path has no blanks: percent-encode them, as %20, in '/a b'");
     EXPECT_EQ(error_of(bwrap, "ftp://a.test/"), "bad URL 'ftp://a.test/': only http and https are used");
     EXPECT_EQ(error_of(bwrap, "https://a.test/", "lower"),
               "--credential takes a variable's name (uppercase letters, digits and _), not 'lower'");
