@@ -113,11 +113,34 @@ struct Side {
 
 } // namespace
 
+struct TrustedRoots::Impl {
+    Impl() { mbedtls_x509_crt_init(&chain); }
+    Impl(const Impl&) = delete;
+    Impl& operator=(const Impl&) = delete;
+    ~Impl() { mbedtls_x509_crt_free(&chain); }
+
+    mbedtls_x509_crt chain;
+};
+
+TrustedRoots::TrustedRoots(std::unique_ptr<Impl> impl) : m_impl(std::move(impl)) {}
+
+TrustedRoots::~TrustedRoots() = default;
+
+Result<std::shared_ptr<TrustedRoots>> TrustedRoots::parse(std::string_view pem) {
+    auto impl = std::make_unique<Impl>();
+    std::string text(pem); // mbedTLS reads PEM up to its NUL
+    int rc = mbedtls_x509_crt_parse(&impl->chain, bytes_of(text), text.size() + 1);
+    // A positive rc: some of the roots did not parse, and the others did.
+    if (rc < 0 || impl->chain.version == 0)
+        return make_error(Exit::config, "no trusted certificate parses: %s",
+                          rc < 0 ? mbedtls_text(rc).c_str() : "none is there");
+    return std::shared_ptr<TrustedRoots>(new TrustedRoots(std::move(impl)));
+}
+
 struct Interception::Impl {
     Impl() {
         mbedtls_x509_crt_init(&own);
         mbedtls_pk_init(&key);
-        mbedtls_x509_crt_init(&trusted);
     }
 
     Impl(const Impl&) = delete;
@@ -126,7 +149,6 @@ struct Interception::Impl {
     ~Impl() {
         mbedtls_x509_crt_free(&own);
         mbedtls_pk_free(&key);
-        mbedtls_x509_crt_free(&trusted);
     }
 
     Status setup(Setup given);
@@ -144,7 +166,6 @@ struct Interception::Impl {
     Setup s;
     mbedtls_x509_crt own;
     mbedtls_pk_context key;
-    mbedtls_x509_crt trusted;
     std::string address; // the host's, when it is an address (verify_address)
     Side client;      // we are its server
     Side host;        // we are its client
@@ -165,9 +186,7 @@ Status Interception::Impl::setup(Setup given) {
     if (rc == 0)
         rc = mbedtls_pk_parse_key(&key, bytes_of(pem), pem.size() + 1, nullptr, 0);
     wipe(pem);
-    if (rc == 0)
-        rc = mbedtls_x509_crt_parse(&trusted, bytes_of(s.trusted), s.trusted.size() + 1);
-    if (rc < 0) // a positive rc: some of the roots did not parse, and the others did
+    if (rc != 0 || !s.trusted)
         return make_error(Exit::software, "cannot set up the egress proxy's TLS: %s",
                           mbedtls_text(rc).c_str());
     auto configure = [](Side& side, int endpoint) {
@@ -185,7 +204,7 @@ Status Interception::Impl::setup(Setup given) {
         rc = configure(host, MBEDTLS_SSL_IS_CLIENT);
     if (rc == 0) {
         mbedtls_ssl_conf_authmode(&host.conf, MBEDTLS_SSL_VERIFY_REQUIRED);
-        mbedtls_ssl_conf_ca_chain(&host.conf, &trusted, nullptr);
+        mbedtls_ssl_conf_ca_chain(&host.conf, &s.trusted->impl().chain, nullptr);
     }
     for (Side* side : {&client, &host})
         if (rc == 0) {

@@ -26,12 +26,31 @@
 
 namespace sion::sandboxd {
 
+// The roots a host's chain must reach, parsed once and shared by every interception: a system's
+// bundle takes milliseconds to parse, too long for each connection.
+class TrustedRoots {
+public:
+    // Exit::config for PEM in which no certificate parses.
+    [[nodiscard]] static Result<std::shared_ptr<TrustedRoots>> parse(std::string_view pem);
+
+    TrustedRoots(const TrustedRoots&) = delete;
+    TrustedRoots& operator=(const TrustedRoots&) = delete;
+    ~TrustedRoots();
+
+    struct Impl;
+    [[nodiscard]] Impl& impl() const { return *m_impl; }
+
+private:
+    explicit TrustedRoots(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> m_impl;
+};
+
 class Interception {
 public:
     struct Setup {
         std::string host; // as the client asked for it, and the host's name
         const EgressAuthority::Issued* certificate; // the host's, from sion's authority
-        std::string trusted;                        // PEM: the roots the host's chain must reach
+        std::shared_ptr<TrustedRoots> trusted;      // the roots the host's chain must reach
         // The client's first request head (its request line and headers, CR LF each, and the
         // blank line) as it is to go to the host.
         std::function<std::string(std::string_view head)> rewrite;

@@ -28,6 +28,7 @@ struct Proxy::Impl : RelayServer {
     bool bound = false;
     std::vector<HostRule> allow;
     ProxyOptions options;
+    std::shared_ptr<TrustedRoots> roots; // options.trusted, parsed once
 };
 
 namespace {
@@ -274,7 +275,7 @@ void ProxyRelay::intercept() {
     ProxyOptions& o = proxy().options;
     auto issued = o.authority->issue(request.host);
     Result<std::unique_ptr<Interception>> started =
-        issued ? Interception::start({request.host, *issued, o.trusted,
+        issued ? Interception::start({request.host, *issued, proxy().roots,
                                       [g = *grant](std::string_view asked) {
                                           return granted_head(asked, g);
                                       }})
@@ -423,6 +424,9 @@ Result<std::unique_ptr<Proxy>> Proxy::start(uv_loop_t* loop, std::string socket_
     impl->allow = std::move(allow);
     impl->options = std::move(options);
     std::unique_ptr<Proxy> proxy(new Proxy(impl));
+    if (!impl->options.grants.empty() && impl->options.authority != nullptr) {
+        SION_TRY(impl->roots, TrustedRoots::parse(impl->options.trusted));
+    }
     const char* path = impl->path.c_str();
     if (impl->path.empty() || impl->path.size() >= sizeof(sockaddr_un{}.sun_path))
         return make_error(Exit::usage, "cannot listen on '%s': a socket path has 1 to %zu bytes",

@@ -54,8 +54,9 @@ struct ProxyOptions {
     // The grants (netproxy_request.hpp): each one's credential is written into the requests to its
     // host and port that are on its path — a plain HTTP request's head as it goes on, and a
     // tunnel's (HTTPS) by ending its TLS here (egress_tls.hpp) with a certificate from
-    // `authority`, the host reached with TLS verified against `trusted` (PEM roots). A tunnel to a
-    // host with no grant is relayed as it is. Grants need an authority.
+    // `authority`, the host reached with TLS verified against `trusted` (PEM roots, parsed once by
+    // start(): Exit::config when none parses). A tunnel to a host with no grant is relayed as it
+    // is. Grants need an authority.
     std::vector<Grant> grants;
     EgressAuthority* authority = nullptr;
     std::string trusted;

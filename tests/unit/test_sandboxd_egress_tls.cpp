@@ -168,8 +168,10 @@ Exchange exchange(EgressAuthority& sion, const std::string& trusted_roots, const
     origin.server(host_issued);
     auto issued = sion.issue(host);
     EXPECT_TRUE(issued);
+    auto roots = TrustedRoots::parse(trusted_roots);
+    EXPECT_TRUE(roots);
     auto interception = Interception::start(
-        {host, *issued, trusted_roots, [](std::string_view head) {
+        {host, *issued, roots ? *roots : nullptr, [](std::string_view head) {
              // The grant: the credential replaces any the client sent, and the host closes after.
              std::string out;
              size_t at = 0;
@@ -282,6 +284,20 @@ TEST(EgressTls, AnAddressIsCheckedAgainstTheCertificatesAddresses) {
         EXPECT_NE(e.failure.find("the certificate of 127.0.0.2 does not verify"), std::string::npos)
             << e.failure;
     }
+}
+
+TEST(EgressTls, RootsThatDoNotParseAreRefusedOnce) {
+    auto none = TrustedRoots::parse("no certificate here\n");
+    ASSERT_FALSE(none);
+    EXPECT_EQ(none.error().exit(), Exit::config);
+    EXPECT_EQ(none.error().message(), "no trusted certificate parses: X509 - The CRT/CRL/CSR "
+                                      "format is invalid, e.g. different type expected");
+    // A bundle of which one certificate is damaged keeps the others.
+    test::TempDir home;
+    auto sion = EgressAuthority::open(home.path());
+    ASSERT_TRUE(sion);
+    std::string damaged = "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n";
+    EXPECT_TRUE(TrustedRoots::parse(damaged + (*sion)->certificate()));
 }
 
 } // namespace
