@@ -55,7 +55,7 @@ export SSL_CERT_FILE="$scratch/ca/ca.pem"
 # What the command does: each URL with Python's urllib (the status and the body), one with curl
 # when there is one, then everything in the sandbox a secret could be in.
 cat >"$scratch/probe.py" <<'PY'
-import glob, os, subprocess, sys, urllib.error, urllib.request
+import os, subprocess, sys, urllib.error, urllib.request
 granted, other, rogue = sys.argv[1:4]
 for url in (f"https://127.0.0.2:{granted}/v1/items", f"https://127.0.0.2:{granted}/v2/items",
             f"https://127.0.0.2:{granted}/v1/..%2fv2", f"https://127.0.0.3:{other}/v1/items",
@@ -71,29 +71,18 @@ out = subprocess.run(["curl", "-sS", f"https://127.0.0.2:{granted}/v1/curl"],
                      capture_output=True, text=True).stdout
 print("curl", out, flush=True)
 print("trust", os.environ.get("SSL_CERT_FILE"), os.environ.get("NODE_EXTRA_CA_CERTS"), flush=True)
-with open("/workspace/seen", "wb") as seen:
-    for path in glob.glob("/proc/[0-9]*/environ") + glob.glob("/proc/[0-9]*/cmdline"):
-        try:
-            seen.write(open(path, "rb").read())
-        except OSError:
-            pass
-    for top in ("/run", "/tmp", "/dev/shm", "/workspace", "/etc"):
-        for root, _, files in os.walk(top):
-            for name in files:
-                path = os.path.join(root, name)
-                if path == "/workspace/seen":
-                    continue
-                try:
-                    seen.write(open(path, "rb").read(1 << 20))
-                except OSError:
-                    pass
+sys.path.insert(0, "/workspace")
+sys.dont_write_bytecode = True
+import seen
+seen.dump("/workspace/seen")
 PY
 
 # probe WHAT WORKSPACE: the probe run in WORKSPACE with the grants, and what it must show.
 probe() {
     local what=$1 work=$2
-    rm -f "$work/seen" "$work/probe.py"
-    cp "$scratch/probe.py" "$work/probe.py" && chmod 644 "$work/probe.py"
+    rm -f "$work/seen" "$work/probe.py" "$work/seen.py"
+    cp "$scratch/probe.py" "$SION_SOURCE_DIR/tests/fixtures/mcp/seen.py" "$work/" &&
+        chmod 644 "$work/probe.py" "$work/seen.py"
     : >"$scratch/api.log"
     expect_exit 0 sbx run --workspace "$work" "${allow[@]}" --grants-fd 3 \
         -- python3 probe.py "$granted" "$other" "$rogue" 3<"$scratch/grants" || return

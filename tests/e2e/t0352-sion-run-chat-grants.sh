@@ -52,7 +52,7 @@ p3=$port
 rm -f "$scratch/token" # the stand-in has read it; from now on only the credential store holds it
 
 printf '%s\n' "$token" | expect_exit 0 sion agent credential add API_TOKEN
-cp "$SION_SOURCE_DIR/tests/fixtures/mcp/caller.py" "$SION_SOURCE_DIR/tests/fixtures/mcp/fixture.py" work/
+cp "$SION_SOURCE_DIR/tests/fixtures/mcp/"{caller,fixture,seen}.py work/
 expect_exit 0 timeout 60 sion agent mcp add api --dir work --sandbox bwrap --effect get=read-local -- python3 caller.py
 expect_exit 0 sion agent mcp grant api "https://127.0.0.2:$p2/v1" --credential API_TOKEN &&
     expect_out "MCP server api's requests to https://127.0.0.2:$p2/v1 get Authorization: Bearer \${API_TOKEN}, written by its sandbox's proxy"

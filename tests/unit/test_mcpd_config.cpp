@@ -9,6 +9,7 @@
 #include "mcpd/server_secrets.hpp"
 
 #include "lib/fd.hpp"
+#include "tests/unit/temp_dir.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -177,15 +178,24 @@ TEST(McpdConfig, AnUnsandboxedServerRunsItsCommandInItsDirectory) {
     EXPECT_EQ(spec->spec.err.kind, Stdio::Kind::null); // servers print secrets there
 }
 
+// A directory with a sion-sandbox that does nothing, found first (SION_EXEC_PATH), and the home
+// given, while it lives.
+struct FakeSandbox {
+    FakeSandbox(Environment& env, const char* home) {
+        std::ofstream(fake) << "#!/bin/sh\n";
+        EXPECT_EQ(::chmod(fake.c_str(), 0755), 0);
+        env.set("SION_EXEC_PATH", dir.path().c_str());
+        env.set("SION_HOME", home);
+    }
+
+    test::TempDir dir;
+    std::string fake = dir.path() + "/sion-sandbox";
+};
+
 TEST(McpdConfig, ASandboxedServerRunsInSionSandboxRun) {
-    char dir[] = "/tmp/sion-mcpd-config.XXXXXX";
-    ASSERT_NE(::mkdtemp(dir), nullptr);
-    std::string fake = std::string(dir) + "/sion-sandbox";
-    std::ofstream(fake) << "#!/bin/sh\n";
-    ASSERT_EQ(::chmod(fake.c_str(), 0755), 0);
     Environment env;
-    env.set("SION_EXEC_PATH", dir);
-    env.set("SION_HOME", "/tmp/h");
+    FakeSandbox sandbox(env, "/tmp/h");
+    const std::string& fake = sandbox.fake;
     env.set("ANTHROPIC_API_KEY", "sk-test-secret");
     auto spec = launch_spec(full());
     ASSERT_TRUE(spec) << spec.error().message();
@@ -208,21 +218,14 @@ TEST(McpdConfig, ASandboxedServerRunsInSionSandboxRun) {
     EXPECT_EQ(spec->spec.argv, (std::vector<std::string>{fake, "run", "--backend",
                                                     "docker:img@sha256:0123", "--network", "none",
                                                     "--", "srv"}));
-    fs::remove_all(dir);
 }
 
 // A sandboxed server's grants: its network the declared one with their hosts, and their values on
 // a descriptor, never on its command line or in its environment.
 TEST(McpdConfig, ASandboxedServersGrantsGoOnADescriptor) {
-    char dir[] = "/tmp/sion-mcpd-config.XXXXXX";
-    ASSERT_NE(::mkdtemp(dir), nullptr);
-    std::string fake = std::string(dir) + "/sion-sandbox";
-    std::ofstream(fake) << "#!/bin/sh\n";
-    ASSERT_EQ(::chmod(fake.c_str(), 0755), 0);
     Environment env;
-    env.set("SION_EXEC_PATH", dir);
-    std::string home = std::string(dir) + "/home";
-    env.set("SION_HOME", home.c_str());
+    FakeSandbox sandbox(env, "/nonexistent/home");
+    const std::string& fake = sandbox.fake;
     env.set("API_TOKEN", "tok-the-secret-value");
     ServerConfig c;
     c.command = {"srv"};
@@ -252,7 +255,6 @@ TEST(McpdConfig, ASandboxedServersGrantsGoOnADescriptor) {
     EXPECT_EQ(missing.error().message(),
               "the grant for https://api.example.org/v1 needs the credential OTHER_TOKEN: keep it "
               "with `sion agent credential add OTHER_TOKEN`");
-    fs::remove_all(dir);
 }
 
 TEST(McpdConfig, AGrantIsCheckedForItsServer) {
