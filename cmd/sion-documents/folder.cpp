@@ -9,6 +9,9 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <atomic>
+#include <optional>
+#include <thread>
 #include <vector>
 
 namespace sion::documents_cmd {
@@ -26,6 +29,7 @@ constexpr size_t k_lines_shown = 3;             // matching lines shown a docume
 constexpr size_t k_line_shown = 200;            // bytes of a matching line shown
 constexpr size_t k_query_max = 1000;
 constexpr size_t k_cache_max = size_t{512} << 20; // bytes of text kept in memory
+constexpr size_t k_extract_threads = 4;         // documents extracted side by side, at most
 
 constexpr const char* k_kinds_read =
     "Markdown, plain text, HTML, Word (.docx), OpenDocument (.odt), PowerPoint (.pptx) or PDF";
@@ -214,7 +218,7 @@ Answer Folder::list(JsonView arguments) const {
     return {text};
 }
 
-Result<const Folder::Cached*> Folder::text_of(const std::string& rel) {
+Result<Folder::Opened> Folder::open_document(const std::string& rel) const {
     auto kind = documents::kind_of(rel);
     if (!kind)
         return make_error(Exit::data, "cannot read '%s': it is not a document sion-documents "
@@ -223,23 +227,30 @@ Result<const Folder::Cached*> Folder::text_of(const std::string& rel) {
     auto opened = m_root.open_at(rel, O_RDONLY | O_NONBLOCK | O_NOCTTY);
     if (!opened)
         return as_read(std::move(opened).error());
-    Fd fd = std::move(*opened);
+    Opened o{std::move(*opened), *kind, {}};
     struct stat st {};
-    if (::fstat(fd.get(), &st) != 0)
+    if (::fstat(o.fd.get(), &st) != 0)
         return sys_error(Exit::io, errno, "cannot read '%s'", rel.c_str());
     if (S_ISDIR(st.st_mode))
         return make_error(Exit::data, "cannot read '%s': it is a directory", rel.c_str());
     if (!S_ISREG(st.st_mode))
         return make_error(Exit::data, "cannot read '%s': it is not a regular file", rel.c_str());
-    Cached fresh;
-    fresh.size = static_cast<uint64_t>(st.st_size);
-    fresh.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
-    fresh.inode = static_cast<uint64_t>(st.st_ino);
-    if (auto it = m_cache.find(rel); it != m_cache.end() && it->second.size == fresh.size
-                                     && it->second.mtime_ns == fresh.mtime_ns
-                                     && it->second.inode == fresh.inode)
-        return &it->second;
-    auto text = documents::extract(fd.get(), *kind, m_limits);
+    o.key.size = static_cast<uint64_t>(st.st_size);
+    o.key.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+    o.key.inode = static_cast<uint64_t>(st.st_ino);
+    return o;
+}
+
+const Folder::Cached* Folder::kept(const std::string& rel, const Cached& key) const {
+    auto it = m_cache.find(rel);
+    if (it == m_cache.end() || it->second.size != key.size || it->second.mtime_ns != key.mtime_ns
+        || it->second.inode != key.inode)
+        return nullptr;
+    return &it->second;
+}
+
+Result<const Folder::Cached*> Folder::settle(const std::string& rel, Cached fresh,
+                                             Result<std::string> text) {
     if (text) {
         fresh.text = std::move(*text);
         fresh.lower = fresh.text;
@@ -253,6 +264,45 @@ Result<const Folder::Cached*> Folder::text_of(const std::string& rel) {
     }
     keep(rel, std::move(fresh));
     return &m_cache.at(rel);
+}
+
+Result<const Folder::Cached*> Folder::text_of(const std::string& rel) {
+    SION_TRY(Opened o, open_document(rel));
+    if (const Cached* hit = kept(rel, o.key))
+        return hit;
+    return settle(rel, std::move(o.key), documents::extract(o.fd.get(), o.kind, m_limits));
+}
+
+void Folder::extract_all(const std::vector<std::string>& paths) {
+    struct Pending {
+        const std::string* rel;
+        Opened opened;
+        std::optional<Result<std::string>> text;
+    };
+    std::vector<Pending> pending;
+    for (const std::string& rel : paths) {
+        auto o = open_document(rel);
+        if (o && kept(rel, o->key) == nullptr)
+            pending.push_back({&rel, std::move(*o), std::nullopt});
+    }
+    // Documents are extracted side by side (pdftotext, above all, is a process a PDF): lib/documents
+    // may be called from several threads at once; the cache is filled on this one after.
+    std::atomic<size_t> next{0};
+    auto work = [&]() noexcept {
+        for (size_t i = next++; i < pending.size(); i = next++)
+            pending[i].text.emplace(
+                documents::extract(pending[i].opened.fd.get(), pending[i].opened.kind, m_limits));
+    };
+    size_t threads = std::min<size_t>(
+        {k_extract_threads, std::max(1U, std::thread::hardware_concurrency()), pending.size()});
+    std::vector<std::thread> workers;
+    for (size_t t = 1; t < threads; ++t)
+        workers.emplace_back(work);
+    work();
+    for (std::thread& w : workers)
+        w.join();
+    for (Pending& p : pending)
+        (void)settle(*p.rel, std::move(p.opened.key), std::move(*p.text));
 }
 
 void Folder::keep(const std::string& rel, Cached cached) {
@@ -363,6 +413,7 @@ Answer Folder::search(JsonView arguments) {
     };
     std::vector<Found> found;
     std::vector<std::string> unread;
+    extract_all(paths);
     for (const std::string& rel : paths) {
         auto cached = text_of(rel);
         if (!cached || (*cached)->failed) {

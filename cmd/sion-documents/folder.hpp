@@ -9,7 +9,8 @@
 // with is_error set and one line saying why ("cannot read 'x.docx': it unpacks to more than 64
 // MiB").
 //
-// Threads: one thread at a time (the cache is not locked).
+// Threads: one thread at a time (the cache is not locked); a search extracts the documents it has
+// not kept on up to four threads of its own, joined before it answers.
 #pragma once
 
 #include "lib/confined.hpp"
@@ -17,6 +18,7 @@
 #include "lib/json.hpp"
 
 #include <map>
+#include <vector>
 #include <string>
 #include <string_view>
 
@@ -56,9 +58,24 @@ private:
     [[nodiscard]] Answer search(JsonView arguments);
     [[nodiscard]] Answer write(JsonView arguments);
 
+    // A document opened beneath the folder, and what the cache knows it by.
+    struct Opened {
+        Fd fd;
+        documents::Kind kind;
+        Cached key; // size, mtime_ns and inode
+    };
+
     // The text of the document `rel`, extracted now or kept from before: the cache's entry, or
     // the one line saying why it cannot be read.
     [[nodiscard]] Result<const Cached*> text_of(const std::string& rel);
+    // Extracts, several at a time, those of `paths` the cache does not hold as they are now.
+    void extract_all(const std::vector<std::string>& paths);
+    [[nodiscard]] Result<Opened> open_document(const std::string& rel) const;
+    [[nodiscard]] const Cached* kept(const std::string& rel, const Cached& key) const;
+    // Keeps what extracting gave (the text, or why there is none) and returns the entry; a
+    // failure that is not the document's (a missing pdftotext, a time-out) is returned, not kept.
+    [[nodiscard]] Result<const Cached*> settle(const std::string& rel, Cached fresh,
+                                               Result<std::string> text);
     void keep(const std::string& rel, Cached cached);
 
     Confined m_root;
