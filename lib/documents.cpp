@@ -63,7 +63,10 @@ Result<std::string> pdf_text(int fd, const Limits& limits) {
         return make_error(Exit::data, "pdftotext cannot read it: %s",
                           text.error().message().c_str());
     if (!text && text.error().exit() == Exit::timeout)
-        return make_error(Exit::timeout, "pdftotext %s", text.error().message().c_str());
+        return make_error(Exit::timeout, "pdftotext took longer than %lld s",
+                          static_cast<long long>(
+                              std::chrono::duration_cast<std::chrono::seconds>(limits.pdf_time)
+                                  .count()));
     if (!text)
         return std::move(text).error();
     if (text->cut)

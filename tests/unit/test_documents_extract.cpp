@@ -5,12 +5,16 @@
 // its bound — each refused with its one line.
 #include "lib/documents.hpp"
 #include "lib/fd.hpp"
+#include "tests/unit/temp_dir.hpp"
 #include "tests/unit/zip_maker.hpp"
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdlib>
+#include <fstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -241,6 +245,65 @@ TEST(DocumentHostile, PdfThatIsNotOne) {
         GTEST_SKIP() << "pdftotext is not installed (Debian package poppler-utils)";
     std::string e = error_of(extract_bytes("%PDF-1.4\nnot really\n", Kind::pdf));
     EXPECT_EQ(e.rfind("pdftotext cannot read it: ", 0), 0U) << e;
+}
+
+// pdftotext as this process's PATH finds it: a stand-in of the test's that hangs, that says too
+// much, or none at all.
+class FakePdftotext : public ::testing::Test {
+protected:
+    void SetUp() override {
+        ASSERT_FALSE(m_tmp.path().empty());
+        const char* path = std::getenv("PATH"); // NOLINT(concurrency-mt-unsafe)
+        m_path = path != nullptr ? path : "";
+        const char* exec_path = std::getenv("SION_EXEC_PATH"); // NOLINT(concurrency-mt-unsafe)
+        m_exec_path = exec_path != nullptr ? exec_path : "";
+        ::unsetenv("SION_EXEC_PATH");
+        ::setenv("PATH", m_tmp.path().c_str(), 1);
+    }
+    void TearDown() override {
+        ::setenv("PATH", m_path.c_str(), 1);
+        if (!m_exec_path.empty())
+            ::setenv("SION_EXEC_PATH", m_exec_path.c_str(), 1);
+    }
+    void script(const std::string& body) {
+        std::string file = m_tmp.path() + "/pdftotext";
+        std::ofstream(file) << "#!/bin/sh\n" << body << "\n";
+        ::chmod(file.c_str(), 0755);
+    }
+
+private:
+    test::TempDir m_tmp;
+    std::string m_path;
+    std::string m_exec_path;
+};
+
+TEST_F(FakePdftotext, Missing) {
+    EXPECT_EQ(error_of(extract_bytes("%PDF-1.4\n", Kind::pdf)),
+              "reading a PDF takes pdftotext (Debian package poppler-utils), which is not "
+              "installed");
+}
+
+TEST_F(FakePdftotext, HangsAndIsStopped) {
+    script("exec /bin/sleep 30");
+    Limits limits;
+    limits.pdf_time = std::chrono::milliseconds(1000);
+    auto r = extract_bytes("%PDF-1.4\n", Kind::pdf, limits);
+    EXPECT_EQ(error_of(r), "pdftotext took longer than 1 s");
+    EXPECT_EQ(r.error().exit(), Exit::timeout);
+}
+
+TEST_F(FakePdftotext, SaysTooMuch) {
+    script("/usr/bin/head -c 100000 /dev/zero | /usr/bin/tr '\\0' a");
+    Limits limits;
+    limits.text_max = 1000;
+    EXPECT_EQ(error_of(extract_bytes("%PDF-1.4\n", Kind::pdf, limits)),
+              "its text is longer than 1000 bytes");
+}
+
+TEST_F(FakePdftotext, FailsWithItsWords) {
+    script("echo 'Syntax Error: broken xref' >&2; exit 1");
+    EXPECT_EQ(error_of(extract_bytes("%PDF-1.4\n", Kind::pdf)),
+              "pdftotext cannot read it: Syntax Error: broken xref");
 }
 
 } // namespace
