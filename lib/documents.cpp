@@ -32,6 +32,7 @@ constexpr Named k_kinds[] = {
 // The whole file at `fd` from its start, at most `max` bytes (more is an error).
 Result<std::string> read_bounded(int fd, size_t max) {
     struct stat st {};
+
     if (::fstat(fd, &st) != 0)
         return sys_error(Exit::io, errno, "cannot look at it");
     if (static_cast<uint64_t>(st.st_size) > max)
@@ -63,10 +64,10 @@ Result<std::string> pdf_text(int fd, const Limits& limits) {
         return make_error(Exit::data, "pdftotext cannot read it: %s",
                           text.error().message().c_str());
     if (!text && text.error().exit() == Exit::timeout)
-        return make_error(Exit::timeout, "pdftotext took longer than %lld s",
-                          static_cast<long long>(
-                              std::chrono::duration_cast<std::chrono::seconds>(limits.pdf_time)
-                                  .count()));
+        return make_error(
+            Exit::timeout, "pdftotext took longer than %lld s",
+            static_cast<long long>(
+                std::chrono::duration_cast<std::chrono::seconds>(limits.pdf_time).count()));
     if (!text)
         return std::move(text).error();
     if (text->cut)
@@ -149,6 +150,7 @@ Result<std::string> extract(int fd, Kind kind, const Limits& limits) {
     case Kind::odt:
     case Kind::pptx: {
         struct stat st {};
+
         if (::fstat(fd, &st) != 0)
             return sys_error(Exit::io, errno, "cannot look at it");
         if (static_cast<uint64_t>(st.st_size) > limits.file_max)
@@ -159,6 +161,7 @@ Result<std::string> extract(int fd, Kind kind, const Limits& limits) {
     }
     case Kind::pdf: {
         struct stat st {};
+
         if (::fstat(fd, &st) != 0)
             return sys_error(Exit::io, errno, "cannot look at it");
         if (static_cast<uint64_t>(st.st_size) > limits.file_max)

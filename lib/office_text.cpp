@@ -2,7 +2,6 @@
 // The text of office documents: the parts that hold it unpacked from the zip container by
 // libarchive, within bounds, and their XML parsed by libxml2 with no DTD allowed.
 #include "lib/documents.hpp"
-
 #include "lib/loaded_libs.hpp"
 #include "lib/text.hpp"
 #include "lib/utf8.hpp"
@@ -29,6 +28,7 @@ struct Parse {
     const XmlApi* xml = nullptr;
     bool dtd = false;
 };
+
 thread_local Parse* t_parse = nullptr;
 
 void stop_at_dtd(void* ctx) noexcept {
@@ -136,7 +136,7 @@ void odf(const xmlNode* n, std::string& out, int depth, bool in_paragraph) {
 
 // The parts of a container that hold its text, by the kind's names.
 struct Parts {
-    std::string main;                  // word/document.xml, content.xml
+    std::string main; // word/document.xml, content.xml
     bool has_main = false;
     std::map<unsigned, std::string> slides; // ppt/slides/slideN.xml by N
 };
@@ -150,7 +150,8 @@ std::optional<unsigned> slide_number(std::string_view name) {
         return std::nullopt;
     std::string_view digits =
         name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
-    if (digits.empty() || digits.size() > 6 || digits.find_first_not_of("0123456789") != digits.npos)
+    if (digits.empty() || digits.size() > 6
+        || digits.find_first_not_of("0123456789") != digits.npos)
         return std::nullopt;
     return static_cast<unsigned>(std::stoul(std::string(digits)));
 }
@@ -179,9 +180,9 @@ Result<Parts> unpack(int fd, Kind kind, const Limits& limits) {
         return make_error(Exit::os, "cannot read it: out of memory");
     api->support_format_zip(a.get());
     if (api->open_fd(a.get(), fd, 65536) != ARCHIVE_OK)
-        return make_error(Exit::data, "it is not a zip container, as %s is (%s)", kind_words(kind),
-                          one_line(api->error_string(a.get()) ? api->error_string(a.get()) : "")
-                              .c_str());
+        return make_error(
+            Exit::data, "it is not a zip container, as %s is (%s)", kind_words(kind),
+            one_line(api->error_string(a.get()) ? api->error_string(a.get()) : "").c_str());
     Parts parts;
     size_t entries = 0;
     uint64_t unpacked = 0;
@@ -265,7 +266,7 @@ Result<std::string> xml_part_text(std::string_view xml_bytes, Kind kind) {
     if (xml_bytes.size() > INT_MAX)
         return make_error(Exit::data, "its XML is too large to read");
     std::unique_ptr<xmlParserCtxt, void (*)(xmlParserCtxtPtr)> ctxt(xml->new_parser_ctxt(),
-                                                                   xml->free_parser_ctxt);
+                                                                    xml->free_parser_ctxt);
     if (!ctxt || ctxt->sax == nullptr)
         return make_error(Exit::os, "cannot read it: out of memory");
     ctxt->sax->internalSubset = internal_subset;
@@ -275,9 +276,9 @@ Result<std::string> xml_part_text(std::string_view xml_bytes, Kind kind) {
     // No XML_PARSE_NOENT (entities are never substituted), no XML_PARSE_DTDLOAD or DTDATTR (no
     // DTD is loaded), no XML_PARSE_HUGE (libxml2's own bounds on depth and text hold), no network.
     int options = XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING | XML_PARSE_NOCDATA;
-    xmlDocPtr parsed = xml->ctxt_read_memory(ctxt.get(), xml_bytes.data(),
-                                             static_cast<int>(xml_bytes.size()), "part.xml",
-                                             nullptr, options);
+    xmlDocPtr parsed =
+        xml->ctxt_read_memory(ctxt.get(), xml_bytes.data(), static_cast<int>(xml_bytes.size()),
+                              "part.xml", nullptr, options);
     t_parse = nullptr;
     std::unique_ptr<xmlDoc, void (*)(xmlDocPtr)> doc(parsed, xml->free_doc);
     if (parse.dtd)
@@ -304,8 +305,8 @@ Result<std::string> office_text(int fd, Kind kind, const Limits& limits) {
         auto text = xml_part_text(part, kind);
         if (!text)
             return text.error().context("slide " + std::to_string(number));
-        out += (out.empty() ? "" : "\n\n") + std::string("[slide ") + std::to_string(number)
-               + "]\n" + tidy(*text);
+        out += (out.empty() ? "" : "\n\n") + std::string("[slide ") + std::to_string(number) + "]\n"
+               + tidy(*text);
     }
     return out;
 }

@@ -18,18 +18,18 @@ namespace sion::documents_cmd {
 
 namespace {
 
-constexpr size_t k_listed_max = 1000;           // documents list_documents names
-constexpr size_t k_walk_max = 100000;           // entries a walk visits
-constexpr int64_t k_lines_default = 2000;       // lines read_document gives
+constexpr size_t k_listed_max = 1000;     // documents list_documents names
+constexpr size_t k_walk_max = 100000;     // entries a walk visits
+constexpr int64_t k_lines_default = 2000; // lines read_document gives
 constexpr int64_t k_lines_max = 100000;
 constexpr size_t k_read_bytes = size_t{256} << 10; // bytes of text read_document gives, at most
-constexpr int64_t k_results_default = 20;       // documents search_documents names
+constexpr int64_t k_results_default = 20;          // documents search_documents names
 constexpr int64_t k_results_max = 100;
-constexpr size_t k_lines_shown = 3;             // matching lines shown a document
-constexpr size_t k_line_shown = 200;            // bytes of a matching line shown
+constexpr size_t k_lines_shown = 3;  // matching lines shown a document
+constexpr size_t k_line_shown = 200; // bytes of a matching line shown
 constexpr size_t k_query_max = 1000;
 constexpr size_t k_cache_max = size_t{512} << 20; // bytes of text kept in memory
-constexpr size_t k_extract_threads = 4;         // documents extracted side by side, at most
+constexpr size_t k_extract_threads = 4;           // documents extracted side by side, at most
 
 constexpr const char* k_kinds_read =
     "Markdown, plain text, HTML, Word (.docx), OpenDocument (.odt), PowerPoint (.pptx) or PDF";
@@ -130,9 +130,8 @@ Json Folder::tools() {
     read_props.set("limit", integer_property("how many lines to read (2000)", 1, k_lines_max));
     Json search_props = Json::object();
     search_props.set("query", string_property("the text to find, as it is: not a pattern"));
-    search_props.set("limit",
-                     integer_property("how many documents to name, most hits first (20)", 1,
-                                      k_results_max));
+    search_props.set("limit", integer_property("how many documents to name, most hits first (20)",
+                                               1, k_results_max));
     Json write_props = Json::object();
     write_props.set("path", string_property("the document's path, relative to the folder, ending "
                                             "in .md, .markdown or .txt"));
@@ -221,14 +220,17 @@ Answer Folder::list(JsonView arguments) const {
 Result<Folder::Opened> Folder::open_document(const std::string& rel) const {
     auto kind = documents::kind_of(rel);
     if (!kind)
-        return make_error(Exit::data, "cannot read '%s': it is not a document sion-documents "
-                                      "reads (%s)",
+        return make_error(Exit::data,
+                          "cannot read '%s': it is not a document sion-documents "
+                          "reads (%s)",
                           rel.c_str(), k_kinds_read);
     auto opened = m_root.open_at(rel, O_RDONLY | O_NONBLOCK | O_NOCTTY);
     if (!opened)
         return as_read(std::move(opened).error());
     Opened o{std::move(*opened), *kind, {}};
+
     struct stat st {};
+
     if (::fstat(o.fd.get(), &st) != 0)
         return sys_error(Exit::io, errno, "cannot read '%s'", rel.c_str());
     if (S_ISDIR(st.st_mode))
@@ -279,14 +281,16 @@ void Folder::extract_all(const std::vector<std::string>& paths) {
         Opened opened;
         std::optional<Result<std::string>> text;
     };
+
     std::vector<Pending> pending;
     for (const std::string& rel : paths) {
         auto o = open_document(rel);
         if (o && kept(rel, o->key) == nullptr)
             pending.push_back({&rel, std::move(*o), std::nullopt});
     }
-    // Documents are extracted side by side (pdftotext, above all, is a process a PDF): lib/documents
-    // may be called from several threads at once; the cache is filled on this one after.
+    // Documents are extracted side by side (pdftotext, above all, is a process a PDF):
+    // lib/documents may be called from several threads at once; the cache is filled on this one
+    // after.
     std::atomic<size_t> next{0};
     auto work = [&]() noexcept {
         for (size_t i = next++; i < pending.size(); i = next++)
@@ -373,8 +377,7 @@ Answer Folder::read(JsonView arguments) {
         out.resize(utf8_boundary(out, k_read_bytes));
     if (line > 1 || last < total)
         out += (out.empty() || out.back() == '\n' ? "" : "\n") + std::string("[lines ")
-               + std::to_string(line) + "-" + std::to_string(last) + " of "
-               + std::to_string(total)
+               + std::to_string(line) + "-" + std::to_string(last) + " of " + std::to_string(total)
                + (last < total ? ": read on with offset " + std::to_string(last + 1) : "") + "]";
     return {out};
 }
@@ -406,11 +409,13 @@ Answer Folder::search(JsonView arguments) {
         k_walk_max);
     if (!walked)
         return fail(walked.error().message());
+
     struct Found {
         const std::string* path;
         size_t hits;
         std::string lines;
     };
+
     std::vector<Found> found;
     std::vector<std::string> unread;
     extract_all(paths);
@@ -431,9 +436,8 @@ Answer Folder::search(JsonView arguments) {
             ++f.hits;
             if (shown >= k_lines_shown)
                 continue;
-            line += static_cast<size_t>(
-                std::count(lower.begin() + static_cast<long>(counted_to),
-                           lower.begin() + static_cast<long>(at), '\n'));
+            line += static_cast<size_t>(std::count(lower.begin() + static_cast<long>(counted_to),
+                                                   lower.begin() + static_cast<long>(at), '\n'));
             counted_to = at;
             if (line == last_line)
                 continue;
@@ -452,9 +456,9 @@ Answer Folder::search(JsonView arguments) {
     if (found.empty())
         text = "no document holds '" + shown_query + "'\n";
     else
-        text = std::to_string(found.size()) + (found.size() == 1 ? " document holds '"
-                                                                 : " documents hold '")
-               + shown_query + "'\n";
+        text = std::to_string(found.size())
+               + (found.size() == 1 ? " document holds '" : " documents hold '") + shown_query
+               + "'\n";
     for (size_t i = 0; i < found.size() && i < static_cast<size_t>(*limit); ++i)
         text += *found[i].path + " (" + std::to_string(found[i].hits)
                 + (found[i].hits == 1 ? " hit)\n" : " hits)\n") + found[i].lines;

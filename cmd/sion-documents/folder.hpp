@@ -18,9 +18,9 @@
 #include "lib/json.hpp"
 
 #include <map>
-#include <vector>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace sion::documents_cmd {
 

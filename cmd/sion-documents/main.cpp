@@ -3,7 +3,6 @@
 // speaking MCP on stdin and stdout.
 #include "cmd/sion-documents/folder.hpp"
 #include "cmd/sion-documents/server.hpp"
-
 #include "lib/cli.hpp"
 #include "lib/home.hpp"
 #include "lib/log.hpp"
@@ -38,8 +37,8 @@ int main(int argc, char** argv) {
     if (dir.empty())
         sion::die(sion::usage_error("give the folder of documents: --dir DIR, or DOCUMENTS_DIR"));
     std::string root = sion::or_die(sion::resolve_path(dir));
-    sion::Confined confined = sion::or_die(
-        sion::Confined::open(root, "/folder", sion::Confined::Links::refused));
+    sion::Confined confined =
+        sion::or_die(sion::Confined::open(root, "/folder", sion::Confined::Links::refused));
     sion::documents_cmd::Folder folder(std::move(confined));
     return sion::documents_cmd::serve(folder);
 }

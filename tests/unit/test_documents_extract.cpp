@@ -9,7 +9,6 @@
 #include "tests/unit/zip_maker.hpp"
 
 #include <gtest/gtest.h>
-
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -42,7 +41,8 @@ const char* k_odt = R"(<?xml version="1.0" encoding="UTF-8"?>
 </office:text></office:body></office:document-content>)";
 
 std::string slide(const char* text) {
-    return std::string(R"(<?xml version="1.0"?><p:sld xmlns:p="urn:p" xmlns:a="urn:a"><p:cSld><p:spTree><p:sp><p:txBody><a:p><a:r><a:t>)")
+    return std::string(
+               R"(<?xml version="1.0"?><p:sld xmlns:p="urn:p" xmlns:a="urn:a"><p:cSld><p:spTree><p:sp><p:txBody><a:p><a:r><a:t>)")
            + text + "</a:t></a:r></a:p></p:txBody></p:sp></p:spTree></p:cSld></p:sld>";
 }
 
@@ -118,9 +118,9 @@ TEST(DocumentText, SizesAreBounded) {
               "it is larger than 100 bytes");
     Limits short_text;
     short_text.text_max = 20;
-    EXPECT_EQ(error_of(extract_bytes("<p>" + std::string(30, 'x') + "</p>", Kind::html,
-                                     short_text)),
-              "its text is longer than 20 bytes");
+    EXPECT_EQ(
+        error_of(extract_bytes("<p>" + std::string(30, 'x') + "</p>", Kind::html, short_text)),
+        "its text is longer than 20 bytes");
 }
 
 TEST(DocumentText, HtmlAsFetchUrlMakesIt) {
@@ -133,17 +133,16 @@ TEST(DocumentText, HtmlAsFetchUrlMakesIt) {
 }
 
 TEST(DocumentText, WordParagraphsTabsAndBreaks) {
-    auto text = extract_bytes(zip_of({{"[Content_Types].xml", "<Types/>"},
-                                      {"word/document.xml", k_word}}),
-                              Kind::docx);
+    auto text = extract_bytes(
+        zip_of({{"[Content_Types].xml", "<Types/>"}, {"word/document.xml", k_word}}), Kind::docx);
     ASSERT_TRUE(text) << text.error().message();
     EXPECT_EQ(*text, "Quarterly report\nRevenue grew\t12%\nline one\nline two");
 }
 
 TEST(DocumentText, OpenDocumentSpacesAndHeadings) {
-    auto text = extract_bytes(zip_of({{"mimetype", "application/vnd.oasis.opendocument.text"},
-                                      {"content.xml", k_odt}}),
-                              Kind::odt);
+    auto text = extract_bytes(
+        zip_of({{"mimetype", "application/vnd.oasis.opendocument.text"}, {"content.xml", k_odt}}),
+        Kind::odt);
     ASSERT_TRUE(text) << text.error().message();
     EXPECT_EQ(*text, "Minutes\na   b\tc\nd");
 }
@@ -165,20 +164,23 @@ TEST(DocumentHostile, BillionLaughsStopsAtTheDoctype) {
     EXPECT_EQ(error_of(extract_bytes(zip_of({{"content.xml", k_laughs}}), Kind::odt)),
               k_dtd_refused);
     EXPECT_EQ(error_of(extract_bytes(zip_of({{"ppt/slides/slide1.xml", slide("fine")},
-                                              {"ppt/slides/slide2.xml", k_laughs}}),
-                                      Kind::pptx)),
+                                             {"ppt/slides/slide2.xml", k_laughs}}),
+                                     Kind::pptx)),
               std::string("slide 2: ") + k_dtd_refused);
 }
 
 TEST(DocumentHostile, AnyDoctypeExternalOrInUtf16) {
-    EXPECT_EQ(error_of(xml_part_text(R"(<?xml version="1.0"?><!DOCTYPE d SYSTEM "http://127.0.0.1:9/x.dtd"><d/>)",
-                                     Kind::docx)),
+    EXPECT_EQ(error_of(xml_part_text(
+                  R"(<?xml version="1.0"?><!DOCTYPE d SYSTEM "http://127.0.0.1:9/x.dtd"><d/>)",
+                  Kind::docx)),
               k_dtd_refused);
-    EXPECT_EQ(error_of(xml_part_text("<!DOCTYPE d [<!ENTITY e SYSTEM \"file:///etc/passwd\">]><d>&e;</d>",
-                                     Kind::odt)),
+    EXPECT_EQ(error_of(xml_part_text(
+                  "<!DOCTYPE d [<!ENTITY e SYSTEM \"file:///etc/passwd\">]><d>&e;</d>", Kind::odt)),
               k_dtd_refused);
-    // The same in UTF-16 (a byte scan for "<!DOCTYPE" would not see it): the parser's callback does.
-    std::string utf8 = "<?xml version=\"1.0\" encoding=\"UTF-16\"?><!DOCTYPE d [<!ENTITY a \"b\">]><d>&a;</d>";
+    // The same in UTF-16 (a byte scan for "<!DOCTYPE" would not see it): the parser's callback
+    // does.
+    std::string utf8 =
+        "<?xml version=\"1.0\" encoding=\"UTF-16\"?><!DOCTYPE d [<!ENTITY a \"b\">]><d>&a;</d>";
     std::string utf16 = "\xFF\xFE";
     for (char c : utf8) {
         utf16 += c;
@@ -200,8 +202,8 @@ TEST(DocumentHostile, XmlThatIsNotXml) {
 }
 
 TEST(DocumentHostile, ContainersThatAreNotTheirKind) {
-    EXPECT_EQ(error_of(extract_bytes("just text", Kind::docx)).rfind(
-                  "it is not a zip container, as a Word document is (", 0),
+    EXPECT_EQ(error_of(extract_bytes("just text", Kind::docx))
+                  .rfind("it is not a zip container, as a Word document is (", 0),
               0U);
     EXPECT_EQ(error_of(extract_bytes(zip_of({{"content.xml", k_odt}}), Kind::docx)),
               "it has no word/document.xml, as a Word document has");
@@ -218,10 +220,11 @@ TEST(DocumentHostile, ContainersThatAreNotTheirKind) {
 TEST(DocumentHostile, ZipBoundsOnEntriesAndUnpackedBytes) {
     Limits limits;
     limits.entries_max = 3;
-    EXPECT_EQ(error_of(extract_bytes(zip_of({{"a", "1"}, {"b", "2"}, {"c", "3"}, {"d", "4"},
-                                             {"word/document.xml", k_word}}),
-                                     Kind::docx, limits)),
-              "it holds more than 3 entries");
+    EXPECT_EQ(
+        error_of(extract_bytes(
+            zip_of({{"a", "1"}, {"b", "2"}, {"c", "3"}, {"d", "4"}, {"word/document.xml", k_word}}),
+            Kind::docx, limits)),
+        "it holds more than 3 entries");
     Limits small;
     small.unpacked_max = 1024;
     std::string big = "<w:document xmlns:w=\"urn:w\"><w:body><w:p><w:r><w:t>"
@@ -235,9 +238,9 @@ TEST(DocumentHostile, ZipBoundsOnEntriesAndUnpackedBytes) {
     EXPECT_EQ(error_of(extract_bytes(zip_of(slides), Kind::pptx, small)),
               "it unpacks to more than 1 KiB");
     // Entries not read are not counted against the bytes, only against the entries.
-    EXPECT_TRUE(extract_bytes(zip_of({{"word/media/big.bin", std::string(4000, 'z')},
-                                      {"word/document.xml", k_word}}),
-                              Kind::docx, small));
+    EXPECT_TRUE(extract_bytes(
+        zip_of({{"word/media/big.bin", std::string(4000, 'z')}, {"word/document.xml", k_word}}),
+        Kind::docx, small));
 }
 
 TEST(DocumentHostile, PdfThatIsNotOne) {
@@ -260,11 +263,13 @@ protected:
         ::unsetenv("SION_EXEC_PATH");
         ::setenv("PATH", m_tmp.path().c_str(), 1);
     }
+
     void TearDown() override {
         ::setenv("PATH", m_path.c_str(), 1);
         if (!m_exec_path.empty())
             ::setenv("SION_EXEC_PATH", m_exec_path.c_str(), 1);
     }
+
     void script(const std::string& body) {
         std::string file = m_tmp.path() + "/pdftotext";
         std::ofstream(file) << "#!/bin/sh\n" << body << "\n";

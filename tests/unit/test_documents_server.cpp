@@ -93,6 +93,7 @@ TEST_F(DocumentsFolder, ReadRefusesEveryWayOut) {
                       "(Markdown, plain text, HTML, Word (.docx), OpenDocument (.odt), "
                       "PowerPoint (.pptx) or PDF)"},
     };
+
     for (const Case& c : cases) {
         Answer a = call("read_document", std::string(R"({"path":")") + c.path + "\"}");
         EXPECT_TRUE(a.is_error) << c.path;
@@ -210,11 +211,13 @@ protected:
 };
 
 TEST_F(DocumentsProtocol, InitializeAndTools) {
-    Json a = answer(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}})");
+    Json a = answer(
+        R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}})");
     EXPECT_EQ(a.get("result").get("protocolVersion").dump(), "\"2025-06-18\"");
     EXPECT_EQ(a.get("result").get("serverInfo").get("name").dump(), "\"sion-documents\"");
     EXPECT_EQ(a.get("result").get("capabilities").dump(), R"({"tools":{}})");
-    a = answer(R"({"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2099-01-01"}})");
+    a = answer(
+        R"({"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2099-01-01"}})");
     EXPECT_EQ(a.get("result").get("protocolVersion").dump(), "\"2025-11-25\"");
     EXPECT_FALSE(answer(R"({"jsonrpc":"2.0","method":"notifications/initialized"})").exists());
     a = answer(R"({"jsonrpc":"2.0","id":"p","method":"ping"})");
@@ -222,8 +225,7 @@ TEST_F(DocumentsProtocol, InitializeAndTools) {
     a = answer(R"({"jsonrpc":"2.0","id":3,"method":"tools/list"})");
     JsonView tools = a.get("result").get("tools");
     ASSERT_EQ(tools.size(), 4U);
-    const char* names[] = {"list_documents", "read_document", "search_documents",
-                           "write_document"};
+    const char* names[] = {"list_documents", "read_document", "search_documents", "write_document"};
     for (size_t i = 0; i < 4; ++i) {
         EXPECT_EQ(tools.at(i).get("name").dump(), std::string("\"") + names[i] + "\"");
         JsonView hints = tools.at(i).get("annotations");
@@ -234,10 +236,13 @@ TEST_F(DocumentsProtocol, InitializeAndTools) {
 }
 
 TEST_F(DocumentsProtocol, CallsAndMalformedLines) {
-    Json a = answer(R"({"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"read_document","arguments":{"path":"../x.md"}}})");
-    EXPECT_EQ(a.get("result").dump(),
-              R"({"content":[{"type":"text","text":"cannot read '../x.md': '../x.md' is outside the folder"}],"isError":true})");
-    a = answer(R"({"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"rm_rf","arguments":{}}})");
+    Json a = answer(
+        R"({"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"read_document","arguments":{"path":"../x.md"}}})");
+    EXPECT_EQ(
+        a.get("result").dump(),
+        R"({"content":[{"type":"text","text":"cannot read '../x.md': '../x.md' is outside the folder"}],"isError":true})");
+    a = answer(
+        R"({"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"rm_rf","arguments":{}}})");
     EXPECT_EQ(a.get("error").dump(),
               R"({"code":-32602,"message":"invalid params: there is no tool named 'rm_rf'"})");
     a = answer(R"({"jsonrpc":"2.0","id":6,"method":"tools/call","params":{}})");
@@ -257,7 +262,8 @@ TEST_F(DocumentsProtocol, CallsAndMalformedLines) {
     answer_line(*folder, "", true, 5u << 20, out);
     EXPECT_EQ(Json::parse(out)->get("error").get("code").dump(), "-32600");
     EXPECT_FALSE(answer(R"({"jsonrpc":"2.0","id":11,"result":{}})").exists());
-    a = answer(R"({"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"list_documents","arguments":"x"}})");
+    a = answer(
+        R"({"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"list_documents","arguments":"x"}})");
     EXPECT_EQ(a.get("result").get("isError").dump(), "true");
 }
 
