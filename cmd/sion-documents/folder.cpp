@@ -52,7 +52,7 @@ Json integer_property(const char* description, int64_t min, int64_t max) {
 }
 
 Json tool(const char* name, const char* title, const char* description, Json properties,
-          std::vector<std::string> required, bool writes) {
+          const std::vector<std::string>& required, bool writes) {
     Json schema = Json::object();
     schema.set("type", "object").set("properties", std::move(properties));
     if (!required.empty())
@@ -297,7 +297,7 @@ void Folder::extract_all(const std::vector<std::string>& paths) {
             pending[i].text.emplace(
                 documents::extract(pending[i].opened.fd.get(), pending[i].opened.kind, m_limits));
     };
-    size_t threads = std::min<size_t>(
+    auto threads = std::min<size_t>(
         {k_extract_threads, std::max(1U, std::thread::hardware_concurrency()), pending.size()});
     std::vector<std::thread> workers;
     for (size_t t = 1; t < threads; ++t)

@@ -32,7 +32,7 @@ int main(int argc, char** argv) {
     sion::check_operands(args, 0, 0);
     std::string dir = args.value("dir").value_or("");
     if (dir.empty())
-        if (const char* env = std::getenv("DOCUMENTS_DIR"))
+        if (const char* env = std::getenv("DOCUMENTS_DIR")) // NOLINT(concurrency-mt-unsafe)
             dir = env;
     if (dir.empty())
         sion::die(sion::usage_error("give the folder of documents: --dir DIR, or DOCUMENTS_DIR"));

@@ -87,7 +87,7 @@ void answer_line(Folder& folder, std::string_view line, bool overlong, size_t le
 int serve(Folder& folder) {
     rpc::LineReader lines;
     std::string out;
-    std::array<char, 64 * 1024> buf{};
+    std::array<char, size_t{64} << 10> buf{};
     for (;;) {
         ssize_t n = ::read(STDIN_FILENO, buf.data(), buf.size());
         if (n < 0 && errno == EINTR)
