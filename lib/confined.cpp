@@ -78,8 +78,16 @@ int openat_no_links(int dir, const char* path, int flags, mode_t mode) {
             errno = EXDEV;
             return -1;
         }
-        if (slash == std::string_view::npos)
-            return ::openat(at, name.c_str(), flags | O_NOFOLLOW | O_CLOEXEC, mode);
+        if (slash == std::string_view::npos) {
+            int fd = ::openat(at, name.c_str(), flags | O_NOFOLLOW | O_CLOEXEC, mode);
+            // O_DIRECTORY on a link is ENOTDIR: a link is ELOOP, as openat2 has it.
+            struct stat st {};
+            if (fd < 0 && errno == ENOTDIR
+                && ::fstatat(at, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0
+                && S_ISLNK(st.st_mode))
+                errno = ELOOP;
+            return fd;
+        }
         rest.remove_prefix(slash + 1);
         if (name.empty() || name == ".")
             continue;
