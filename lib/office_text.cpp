@@ -156,6 +156,12 @@ std::optional<unsigned> slide_number(std::string_view name) {
     return static_cast<unsigned>(std::stoul(std::string(digits)));
 }
 
+// libarchive's last error, on one line; it may have none (a null string).
+std::string archive_said(const ArchiveApi* api, struct archive* a) {
+    const char* said = api->error_string(a);
+    return said != nullptr ? one_line(said) : "the archive is damaged";
+}
+
 const char* main_part(Kind kind) {
     return kind == Kind::docx ? "word/document.xml" : "content.xml";
 }
@@ -180,9 +186,8 @@ Result<Parts> unpack(int fd, Kind kind, const Limits& limits) {
         return make_error(Exit::os, "cannot read it: out of memory");
     api->support_format_zip(a.get());
     if (api->open_fd(a.get(), fd, 65536) != ARCHIVE_OK)
-        return make_error(
-            Exit::data, "it is not a zip container, as %s is (%s)", kind_words(kind),
-            one_line(api->error_string(a.get()) ? api->error_string(a.get()) : "").c_str());
+        return make_error(Exit::data, "it is not a zip container, as %s is (%s)", kind_words(kind),
+                          archive_said(api, a.get()).c_str());
     Parts parts;
     size_t entries = 0;
     uint64_t unpacked = 0;
@@ -194,7 +199,7 @@ Result<Parts> unpack(int fd, Kind kind, const Limits& limits) {
             break;
         if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN)
             return make_error(Exit::data, "it cannot be unpacked: %s",
-                              one_line(api->error_string(a.get())).c_str());
+                              archive_said(api, a.get()).c_str());
         if (++entries > limits.entries_max)
             return make_error(Exit::data, "it holds more than %zu entries", limits.entries_max);
         const char* raw = api->entry_pathname(entry);
@@ -213,7 +218,7 @@ Result<Parts> unpack(int fd, Kind kind, const Limits& limits) {
             la_ssize_t n = api->read_data(a.get(), buffer, sizeof buffer);
             if (n < 0)
                 return make_error(Exit::data, "it cannot be unpacked: %s",
-                                  one_line(api->error_string(a.get())).c_str());
+                                  archive_said(api, a.get()).c_str());
             if (n == 0)
                 break;
             unpacked += static_cast<uint64_t>(n);

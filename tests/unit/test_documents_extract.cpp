@@ -217,6 +217,18 @@ TEST(DocumentHostile, ContainersThatAreNotTheirKind) {
     EXPECT_FALSE(extract_bytes(cut, Kind::docx));
 }
 
+// Found by tests/fuzz/fuzz_documents: a container cut short where libarchive has no error text.
+TEST(DocumentHostile, EveryPrefixOfAContainer) {
+    std::string zip = zip_of({{"mimetype", "x"}, {"word/document.xml", k_word}});
+    for (size_t n = 0; n < zip.size(); ++n) {
+        auto r = extract_bytes(zip.substr(0, n), Kind::docx);
+        EXPECT_TRUE(!r || r->find("Quarterly") != std::string::npos) << n;
+        if (!r) {
+            EXPECT_EQ(r.error().exit(), Exit::data) << n << ": " << r.error().message();
+        }
+    }
+}
+
 TEST(DocumentHostile, ZipBoundsOnEntriesAndUnpackedBytes) {
     Limits limits;
     limits.entries_max = 3;
