@@ -22,7 +22,8 @@ Result<XmlApi> load_xml() {
               && dl_look_up(library, "xmlNewParserCtxt", t.new_parser_ctxt, why)
               && dl_look_up(library, "xmlFreeParserCtxt", t.free_parser_ctxt, why)
               && dl_look_up(library, "xmlCtxtReadMemory", t.ctxt_read_memory, why)
-              && dl_look_up(library, "xmlStopParser", t.stop_parser, why);
+              && dl_look_up(library, "xmlStopParser", t.stop_parser, why)
+              && dl_look_up(library, "xmlSetGenericErrorFunc", t.set_generic_error_func, why);
     if (!ok)
         return dl_unavailable("libxml2.so.2", "libxml2", why);
     t.init_parser();

@@ -31,6 +31,7 @@ struct XmlApi {
     decltype(&::xmlFreeParserCtxt) free_parser_ctxt;
     decltype(&::xmlCtxtReadMemory) ctxt_read_memory;
     decltype(&::xmlStopParser) stop_parser;
+    decltype(&::xmlSetGenericErrorFunc) set_generic_error_func;
 };
 
 struct ArchiveApi {

@@ -49,6 +49,10 @@ void entity_decl(void* ctx, const xmlChar*, int, const xmlChar*, const xmlChar*,
     stop_at_dtd(ctx);
 }
 
+// libxml2's messages that no parse option silences ("encoding error : input conversion failed"):
+// nothing here prints, a failed parse says why in its own line.
+void quiet(void*, const char*, ...) noexcept {}
+
 std::string_view name_of(const xmlNode* node) {
     return node->name != nullptr ? reinterpret_cast<const char*>(node->name) : "";
 }
@@ -278,6 +282,7 @@ Result<std::string> xml_part_text(std::string_view xml_bytes, Kind kind) {
     ctxt->sax->entityDecl = entity_decl;
     Parse parse{xml, false};
     t_parse = &parse;
+    xml->set_generic_error_func(nullptr, quiet); // this thread's, as libxml2 keeps it
     // No XML_PARSE_NOENT (entities are never substituted), no XML_PARSE_DTDLOAD or DTDATTR (no
     // DTD is loaded), no XML_PARSE_HUGE (libxml2's own bounds on depth and text hold), no network.
     int options = XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING | XML_PARSE_NOCDATA;
