@@ -1,11 +1,12 @@
 # SPDX-License-Identifier: MIT
-# sion_program(<name> SOURCES <files>... [LIBS <targets>...] [DEBIAN_DEPENDS <packages>...]): one of
-# sion's programs, installed into the bin directory with its man pages (man/<name>.<section>) and
-# its shell completions as the Debian package <name>, which depends on the packages named (beside
-# the libraries dpkg-shlibdeps finds).
+# sion_program(<name> SOURCES <files>... [LIBS <targets>...] [DEBIAN_DEPENDS <packages>...]
+# [DEBIAN_RECOMMENDS <packages>...]): one of sion's programs, installed into the bin directory with
+# its man pages (man/<name>.<section>) and its shell completions as the Debian package <name>, which
+# depends on the packages named (beside the libraries dpkg-shlibdeps finds) and recommends those
+# named so.
 # This is the only thing a new program needs from the build.
 function(sion_program name)
-  cmake_parse_arguments(P "" "" "SOURCES;LIBS;DEBIAN_DEPENDS" ${ARGN})
+  cmake_parse_arguments(P "" "" "SOURCES;LIBS;DEBIAN_DEPENDS;DEBIAN_RECOMMENDS" ${ARGN})
   add_executable(${name} ${P_SOURCES})
   target_link_libraries(${name} PRIVATE sion_flags sion::lib ${P_LIBS})
   install(TARGETS ${name} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT ${name})
@@ -41,4 +42,5 @@ function(sion_program name)
   endif()
   set_property(GLOBAL APPEND PROPERTY SION_PROGRAMS ${name})
   set_property(GLOBAL PROPERTY SION_DEBIAN_DEPENDS_${name} ${P_DEBIAN_DEPENDS})
+  set_property(GLOBAL PROPERTY SION_DEBIAN_RECOMMENDS_${name} ${P_DEBIAN_RECOMMENDS})
 endfunction()

@@ -329,6 +329,14 @@ Args parse_args_or_exit(const CommandSpec& spec, int argc, const char* const* ar
     return std::move(*parsed);
 }
 
+void complete_or_return(const CommandSpec& spec, int argc, const char* const* argv) {
+    if (argc < 2 || std::string_view(argv[1]) != "__complete")
+        return;
+    completing() = Completing{{argv + 2, argv + argc}, nullptr};
+    (void)parse_args_or_exit(spec, 1, argv); // completes and exits
+    std::exit(finish_stdout(0));            // NOLINT(concurrency-mt-unsafe): single-threaded at start
+}
+
 void check_operands(const Args& args, size_t least, size_t most, const std::string& missing) {
     const std::vector<std::string>& ops = args.operands();
     if (ops.size() < least)

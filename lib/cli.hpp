@@ -79,6 +79,11 @@ private:
 // reports a usage error and exits 64; otherwise returns the arguments.
 [[nodiscard]] Args parse_args_or_exit(const CommandSpec& spec, int argc, const char* const* argv);
 
+// For a program of one command, without commands of its own (sion-documents), first thing in its
+// main: `PROGRAM __complete WORD... CURRENT` prints what CURRENT may become among `spec`'s options
+// and their values (print_completions()) and exits 0; anything else returns at once.
+void complete_or_return(const CommandSpec& spec, int argc, const char* const* argv);
+
 // For mains, after parsing: reports a usage error and exits 64 when fewer than `least` operands
 // were given (`missing`, which says what to give) or more than `most` ("unexpected operand 'x'",
 // the first one too many).

@@ -57,8 +57,60 @@ static_assert(sorted_names(), "k_passed_over must stay sorted");
 // a Python virtual environment.
 constexpr std::array<const char*, 3> k_markers = {"CACHEDIR.TAG", "CMakeCache.txt", "pyvenv.cfg"};
 
+// What openat2 with RESOLVE_NO_SYMLINKS does, one name at a time with openat(2) and O_NOFOLLOW,
+// for where openat2 is refused (ENOSYS: sion-sandbox's seccomp filter refuses it, as its flags are
+// in memory a filter cannot read). `path` is relative and holds no "..": every directory on the way
+// is opened without following a link and checked to be a directory (a link is ELOOP), and the last
+// name is opened with O_NOFOLLOW (a link is ELOOP, or with O_PATH the link itself, as openat2 has
+// it). Without a link followed there is neither a way up nor a magic link.
+int openat_no_links(int dir, const char* path, int flags, mode_t mode) {
+    std::string_view rest = path;
+    if (rest.empty() || rest.front() == '/') {
+        errno = EXDEV;
+        return -1;
+    }
+    Fd held;
+    int at = dir;
+    for (;;) {
+        size_t slash = rest.find('/');
+        std::string name(rest.substr(0, slash));
+        if (name == "..") {
+            errno = EXDEV;
+            return -1;
+        }
+        if (slash == std::string_view::npos) {
+            int fd = ::openat(at, name.c_str(), flags | O_NOFOLLOW | O_CLOEXEC, mode);
+            // O_DIRECTORY on a link is ENOTDIR: a link is ELOOP, as openat2 has it.
+            struct stat st {};
+            if (fd < 0 && errno == ENOTDIR
+                && ::fstatat(at, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0
+                && S_ISLNK(st.st_mode))
+                errno = ELOOP;
+            return fd;
+        }
+        rest.remove_prefix(slash + 1);
+        if (name.empty() || name == ".")
+            continue;
+        int fd = ::openat(at, name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+            return -1;
+        held.reset(fd);
+        struct stat st {};
+        if (::fstat(fd, &st) != 0)
+            return -1;
+        if (!S_ISDIR(st.st_mode)) {
+            errno = S_ISLNK(st.st_mode) ? ELOOP : ENOTDIR;
+            return -1;
+        }
+        at = fd;
+        if (rest.empty())
+            return ::openat(at, ".", flags | O_NOFOLLOW | O_CLOEXEC, mode);
+    }
+}
+
 // openat2(2), which glibc 2.36 does not wrap. EAGAIN (a rename elsewhere raced a ".." lookup) and
-// EINTR are tried again.
+// EINTR are tried again. Where openat2 is refused, a lookup that follows no link is made with
+// openat_no_links(); one that may follow links inside cannot be, and fails with ENOSYS.
 int openat2_fd(int dir, const char* path, int flags, mode_t mode, uint64_t resolve) {
     struct open_how how {};
 
@@ -70,6 +122,8 @@ int openat2_fd(int dir, const char* path, int flags, mode_t mode, uint64_t resol
         long fd = ::syscall(SYS_openat2, dir, path, &how, sizeof how);
         if (fd >= 0)
             return static_cast<int>(fd);
+        if (errno == ENOSYS && (resolve & RESOLVE_NO_SYMLINKS) != 0)
+            return openat_no_links(dir, path, flags, creates ? mode : 0);
         if ((errno != EAGAIN && errno != EINTR) || tries >= 100)
             return -1;
     }
@@ -108,7 +162,7 @@ bool passed_over(std::string_view dir_name) {
     return std::binary_search(std::begin(k_passed_over), std::end(k_passed_over), dir_name);
 }
 
-Result<Confined> Confined::open(const std::string& root, std::string shown_as) {
+Result<Confined> Confined::open(const std::string& root, std::string shown_as, Links links) {
     if (root.empty() || root.front() != '/')
         return make_error(Exit::software, "the directory '%s' is not an absolute path",
                           root.c_str());
@@ -122,13 +176,14 @@ Result<Confined> Confined::open(const std::string& root, std::string shown_as) {
     Fd dir(fd);
     // Found now rather than at the first tool call: a kernel before Linux 5.6, or a seccomp
     // filter that refuses the call, leaves no safe way to open a path beneath the directory.
-    int probe = openat2_fd(dir.get(), ".", O_PATH | O_DIRECTORY, 0, k_beneath);
+    uint64_t resolve = links == Links::refused ? k_beneath | RESOLVE_NO_SYMLINKS : k_beneath;
+    int probe = openat2_fd(dir.get(), ".", O_PATH | O_DIRECTORY, 0, resolve);
     if (probe < 0)
         return sys_error(errno == ENOSYS ? Exit::unavailable : Exit::io, errno,
                          "cannot open files beneath '%s' with openat2 (Linux 5.6 or later)",
                          root.c_str());
     ::close(probe);
-    return Confined(std::move(dir), std::move(normal), std::move(shown_as));
+    return Confined(std::move(dir), std::move(normal), std::move(shown_as), resolve);
 }
 
 std::string Confined::outside(std::string_view given) const {
@@ -182,8 +237,11 @@ Result<std::string> Confined::relative(std::string_view given) const {
 namespace {
 
 // What a failed lookup or call on `given` says: "cannot <verb> 'given': why".
-Error failure(const char* verb, std::string_view given, int err, const std::string& outside_text) {
+Error failure(const char* verb, std::string_view given, int err, const std::string& outside_text,
+              bool links_refused = false) {
     std::string what = std::string("cannot ") + verb + " '" + std::string(given) + "'";
+    if (err == ELOOP && links_refused)
+        return Error(Exit::no_perm, what + ": it is a symbolic link, or in a folder that is one");
     switch (err) {
     case EXDEV:
         return Error(Exit::no_perm, what + ": " + outside_text);
@@ -202,13 +260,17 @@ Error failure(const char* verb, std::string_view given, int err, const std::stri
 
 } // namespace
 
+Error Confined::fail(const char* verb, std::string_view given, int err) const {
+    return failure(verb, given, err, outside(given), (m_resolve & RESOLVE_NO_SYMLINKS) != 0);
+}
+
 Result<Fd> Confined::open_at(std::string_view rel, int flags, mode_t mode) const {
     auto path = relative(rel);
     if (!path)
         return path.error().context("cannot open '" + std::string(rel) + "'");
-    int fd = openat2_fd(m_fd.get(), path->c_str(), flags, mode, k_beneath);
+    int fd = openat2_fd(m_fd.get(), path->c_str(), flags, mode, m_resolve);
     if (fd < 0)
-        return failure("open", rel, errno, outside(rel));
+        return fail("open", rel, errno);
     return Fd(fd);
 }
 
@@ -217,15 +279,15 @@ Result<Confined::Entry> Confined::stat(std::string_view rel) const {
     if (!path)
         return path.error().context("cannot look up '" + std::string(rel) + "'");
     // O_PATH | O_NOFOLLOW opens a link itself: its stat is the link's, as lstat's would be.
-    int fd = openat2_fd(m_fd.get(), path->c_str(), O_PATH | O_NOFOLLOW, 0, k_beneath);
+    int fd = openat2_fd(m_fd.get(), path->c_str(), O_PATH | O_NOFOLLOW, 0, m_resolve);
     if (fd < 0)
-        return failure("look up", rel, errno, outside(rel));
+        return fail("look up", rel, errno);
     Fd file(fd);
 
     struct stat st {};
 
     if (::fstat(file.get(), &st) != 0)
-        return failure("look up", rel, errno, outside(rel));
+        return fail("look up", rel, errno);
     return entry_of(std::move(*path), st);
 }
 
@@ -246,15 +308,15 @@ Result<std::optional<size_t>> Confined::read_into(std::string_view rel, size_t l
         return path.error().context("cannot read '" + std::string(rel) + "'");
     // O_NONBLOCK: a FIFO planted at the path opens at once (and is refused below) instead of
     // waiting for a writer.
-    int fd = openat2_fd(m_fd.get(), path->c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY, 0, k_beneath);
+    int fd = openat2_fd(m_fd.get(), path->c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY, 0, m_resolve);
     if (fd < 0)
-        return failure("read", rel, errno, outside(rel));
+        return fail("read", rel, errno);
     Fd file(fd);
 
     struct stat st {};
 
     if (::fstat(file.get(), &st) != 0)
-        return failure("read", rel, errno, outside(rel));
+        return fail("read", rel, errno);
     if (S_ISDIR(st.st_mode))
         return make_error(Exit::data, "cannot read '%s': it is a directory", std::string(rel).c_str());
     if (!S_ISREG(st.st_mode))
@@ -336,15 +398,16 @@ namespace {
 // The directory `dir` (relative, normalised) opened beneath the root, its missing directories
 // made one by one, each in its parent as opened beneath the root.
 Result<Fd> open_making(int root, const std::string& dir, std::string_view given,
-                       const std::string& outside_text) {
-    int fd = openat2_fd(root, dir.c_str(), O_RDONLY | O_DIRECTORY, 0, k_beneath);
+                       const std::string& outside_text, uint64_t resolve) {
+    bool refused = (resolve & RESOLVE_NO_SYMLINKS) != 0;
+    int fd = openat2_fd(root, dir.c_str(), O_RDONLY | O_DIRECTORY, 0, resolve);
     if (fd >= 0)
         return Fd(fd);
     if (errno != ENOENT)
-        return failure("write", given, errno, outside_text);
-    fd = openat2_fd(root, ".", O_RDONLY | O_DIRECTORY, 0, k_beneath);
+        return failure("write", given, errno, outside_text, refused);
+    fd = openat2_fd(root, ".", O_RDONLY | O_DIRECTORY, 0, resolve);
     if (fd < 0)
-        return failure("write", given, errno, outside_text);
+        return failure("write", given, errno, outside_text, refused);
     Fd parent(fd);
     std::string prefix;
     size_t at = 0;
@@ -355,15 +418,15 @@ Result<Fd> open_making(int root, const std::string& dir, std::string_view given,
         std::string part = dir.substr(at, slash - at);
         prefix += (prefix.empty() ? "" : "/") + part;
         at = slash + 1;
-        fd = openat2_fd(root, prefix.c_str(), O_RDONLY | O_DIRECTORY, 0, k_beneath);
+        fd = openat2_fd(root, prefix.c_str(), O_RDONLY | O_DIRECTORY, 0, resolve);
         if (fd < 0 && errno == ENOENT) {
             if (::mkdirat(parent.get(), part.c_str(), 0777) != 0 && errno != EEXIST)
                 return sys_error(errno == EACCES || errno == EPERM ? Exit::no_perm : Exit::io,
                                  errno, "cannot create directory '%s'", prefix.c_str());
-            fd = openat2_fd(root, prefix.c_str(), O_RDONLY | O_DIRECTORY, 0, k_beneath);
+            fd = openat2_fd(root, prefix.c_str(), O_RDONLY | O_DIRECTORY, 0, resolve);
         }
         if (fd < 0)
-            return failure("write", given, errno, outside_text);
+            return failure("write", given, errno, outside_text, refused);
         parent.reset(fd);
     }
     return parent;
@@ -380,7 +443,7 @@ Result<Confined::Staged> Confined::stage(std::string_view rel, std::string_view 
     if (*path == ".")
         return Error(Exit::data, what + ": it is a directory");
     auto [dir_rel, name] = split_last(*path);
-    SION_TRY(Fd dir, open_making(m_fd.get(), dir_rel, rel, outside(rel)));
+    SION_TRY(Fd dir, open_making(m_fd.get(), dir_rel, rel, outside(rel), m_resolve));
 
     mode_t mode = 0666; // less the umask, as open(2) makes it
     bool keep_mode = false;
@@ -390,19 +453,21 @@ Result<Confined::Staged> Confined::stage(std::string_view rel, std::string_view 
     if (::fstatat(dir.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
         if (S_ISDIR(st.st_mode))
             return Error(Exit::data, what + ": it is a directory");
+        if (S_ISLNK(st.st_mode) && (m_resolve & RESOLVE_NO_SYMLINKS) != 0)
+            return Error(Exit::no_perm, what + ": it is a symbolic link, or in a folder that is one");
         if (S_ISREG(st.st_mode)) {
             mode = st.st_mode & 07777;
             keep_mode = true;
         }
     } else if (errno != ENOENT) {
-        return failure("write", rel, errno, outside(rel));
+        return fail("write", rel, errno);
     }
     SION_TRY(std::string tag, random_bytes(6));
     std::string temp = name + ".sion-" + to_hex(tag);
     if (temp.size() > NAME_MAX)
         temp = ".sion-" + to_hex(tag) + ".tmp";
     int fd = openat2_fd(dir.get(), temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode,
-                        k_beneath);
+                        m_resolve);
     if (fd < 0)
         return sys_error(Exit::io, errno, "%s: cannot create a file beside it", what.c_str());
     Fd file(fd);
@@ -430,19 +495,19 @@ Status Confined::remove(std::string_view rel) const {
     if (*path == ".")
         return Error(Exit::data, what + ": it is a directory");
     auto [dir_rel, name] = split_last(*path);
-    int fd = openat2_fd(m_fd.get(), dir_rel.c_str(), O_PATH | O_DIRECTORY, 0, k_beneath);
+    int fd = openat2_fd(m_fd.get(), dir_rel.c_str(), O_PATH | O_DIRECTORY, 0, m_resolve);
     if (fd < 0)
-        return failure("remove", rel, errno, outside(rel));
+        return fail("remove", rel, errno);
     Fd dir(fd);
 
     struct stat st {};
 
     if (::fstatat(dir.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
-        return failure("remove", rel, errno, outside(rel));
+        return fail("remove", rel, errno);
     if (S_ISDIR(st.st_mode))
         return Error(Exit::data, what + ": it is a directory");
     if (::unlinkat(dir.get(), name.c_str(), 0) != 0)
-        return failure("remove", rel, errno, outside(rel));
+        return fail("remove", rel, errno);
     return {};
 }
 
@@ -567,9 +632,9 @@ Status Confined::walk(std::string_view rel, const std::function<Visit(const Entr
     auto path = relative(rel);
     if (!path)
         return path.error().context("cannot list '" + std::string(rel) + "'");
-    int fd = openat2_fd(m_fd.get(), path->c_str(), O_RDONLY | O_DIRECTORY, 0, k_beneath);
+    int fd = openat2_fd(m_fd.get(), path->c_str(), O_RDONLY | O_DIRECTORY, 0, m_resolve);
     if (fd < 0)
-        return failure("list", rel, errno, outside(rel));
+        return fail("list", rel, errno);
     Fd dir(fd);
     Walker walker{visit, max_entries, std::string(rel)};
     Status status;

@@ -27,6 +27,14 @@
 //   elsewhere in the root moves the write with it, still inside. Moving it out of the root takes
 //   write access outside the root, which the sandbox does not have.
 //
+// With Links::refused (a documents server's folder) no link is followed at all, not even one that
+// stays inside: every lookup adds RESOLVE_NO_SYMLINKS, a path that is a link or passes through one
+// is Exit::no_perm "cannot read 'x': it is a symbolic link, or in a folder that is one", and a write
+// whose target is a link is refused the same way rather than replacing it. Where openat2 is
+// refused (a seccomp filter: sion-sandbox's refuses it with ENOSYS), such a Confined looks paths
+// up one name at a time with openat(2) and O_NOFOLLOW instead, which follows no link either; one
+// that follows links inside cannot, and open() fails with Exit::unavailable.
+//
 // Threads: a Confined may be used from several threads at once (it only holds an fd).
 #pragma once
 
@@ -56,10 +64,14 @@ namespace sion {
 
 class Confined {
 public:
+    // Whether links that stay beneath the root are followed (the code tools), or none is.
+    enum class Links { inside, refused };
+
     // The directory `root` (absolute), opened O_PATH. `shown_as` is what the model calls it
     // ("/workspace"), accepted as a prefix by relative() and used in messages ("the workspace").
     [[nodiscard]] static Result<Confined> open(const std::string& root,
-                                               std::string shown_as = "/workspace");
+                                               std::string shown_as = "/workspace",
+                                               Links links = Links::inside);
 
     [[nodiscard]] const std::string& root() const { return m_root; }
 
@@ -148,14 +160,18 @@ public:
                               size_t max_entries = 1000000) const;
 
 private:
-    Confined(Fd fd, std::string root, std::string shown_as)
-        : m_fd(std::move(fd)), m_root(std::move(root)), m_shown_as(std::move(shown_as)) {}
+    Confined(Fd fd, std::string root, std::string shown_as, uint64_t resolve)
+        : m_fd(std::move(fd)), m_root(std::move(root)), m_shown_as(std::move(shown_as)),
+          m_resolve(resolve) {}
 
     [[nodiscard]] std::string outside(std::string_view given) const;
+    // "cannot <verb> 'given': why" for a failed lookup or call.
+    [[nodiscard]] Error fail(const char* verb, std::string_view given, int err) const;
 
     Fd m_fd; // O_PATH | O_DIRECTORY
     std::string m_root;
     std::string m_shown_as;
+    uint64_t m_resolve; // openat2's RESOLVE_* flags for every lookup beneath the root
 };
 
 } // namespace sion

@@ -18,7 +18,12 @@ Result<XmlApi> load_xml() {
     XmlApi t{};
     bool ok = library != nullptr && dl_look_up(library, "xmlInitParser", t.init_parser, why)
               && dl_look_up(library, "htmlReadMemory", t.html_read_memory, why)
-              && dl_look_up(library, "xmlFreeDoc", t.free_doc, why);
+              && dl_look_up(library, "xmlFreeDoc", t.free_doc, why)
+              && dl_look_up(library, "xmlNewParserCtxt", t.new_parser_ctxt, why)
+              && dl_look_up(library, "xmlFreeParserCtxt", t.free_parser_ctxt, why)
+              && dl_look_up(library, "xmlCtxtReadMemory", t.ctxt_read_memory, why)
+              && dl_look_up(library, "xmlStopParser", t.stop_parser, why)
+              && dl_look_up(library, "xmlSetGenericErrorFunc", t.set_generic_error_func, why);
     if (!ok)
         return dl_unavailable("libxml2.so.2", "libxml2", why);
     t.init_parser();
@@ -35,6 +40,7 @@ Result<ArchiveApi> load_archive() {
               && dl_look_up(library, "archive_read_support_format_tar", t.support_format_tar, why)
               && dl_look_up(library, "archive_read_support_format_zip", t.support_format_zip, why)
               && dl_look_up(library, "archive_read_open_filename", t.open_filename, why)
+              && dl_look_up(library, "archive_read_open_fd", t.open_fd, why)
               && dl_look_up(library, "archive_read_next_header", t.next_header, why)
               && dl_look_up(library, "archive_read_data", t.read_data, why)
               && dl_look_up(library, "archive_error_string", t.error_string, why)
@@ -42,7 +48,9 @@ Result<ArchiveApi> load_archive() {
               && dl_look_up(library, "archive_entry_hardlink", t.entry_hardlink, why)
               && dl_look_up(library, "archive_entry_symlink", t.entry_symlink, why)
               && dl_look_up(library, "archive_entry_filetype", t.entry_filetype, why)
-              && dl_look_up(library, "archive_entry_perm", t.entry_perm, why);
+              && dl_look_up(library, "archive_entry_perm", t.entry_perm, why)
+              && dl_look_up(library, "archive_entry_size", t.entry_size, why)
+              && dl_look_up(library, "archive_entry_size_is_set", t.entry_size_is_set, why);
     if (!ok)
         return dl_unavailable("libarchive.so.13", "libarchive13", why);
     return t;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// libxml2 (fetch_url's HTML parser, lib/web), libarchive (skills' bundles, lib/skills) and libedit
+// libxml2 (fetch_url's HTML parser, lib/web; the XML of office documents, lib/documents), libarchive
+// (skills' bundles, lib/skills; office documents' zip containers, lib/documents) and libedit
 // (a console's line editing, lib/line_editor), loaded when first needed, as libcurl is
 // (lib/curl_api.hpp): linked, they would bring ICU, five compressors and the terminal libraries
 // into the start of every session that never reads a page, a bundle or a terminal. Their headers
@@ -26,6 +27,11 @@ struct XmlApi {
     decltype(&::xmlInitParser) init_parser;
     decltype(&::htmlReadMemory) html_read_memory;
     decltype(&::xmlFreeDoc) free_doc;
+    decltype(&::xmlNewParserCtxt) new_parser_ctxt;
+    decltype(&::xmlFreeParserCtxt) free_parser_ctxt;
+    decltype(&::xmlCtxtReadMemory) ctxt_read_memory;
+    decltype(&::xmlStopParser) stop_parser;
+    decltype(&::xmlSetGenericErrorFunc) set_generic_error_func;
 };
 
 struct ArchiveApi {
@@ -35,6 +41,7 @@ struct ArchiveApi {
     decltype(&::archive_read_support_format_tar) support_format_tar;
     decltype(&::archive_read_support_format_zip) support_format_zip;
     decltype(&::archive_read_open_filename) open_filename;
+    decltype(&::archive_read_open_fd) open_fd;
     decltype(&::archive_read_next_header) next_header;
     decltype(&::archive_read_data) read_data;
     decltype(&::archive_error_string) error_string;
@@ -43,6 +50,8 @@ struct ArchiveApi {
     decltype(&::archive_entry_symlink) entry_symlink;
     decltype(&::archive_entry_filetype) entry_filetype;
     decltype(&::archive_entry_perm) entry_perm;
+    decltype(&::archive_entry_size) entry_size;
+    decltype(&::archive_entry_size_is_set) entry_size_is_set;
 };
 
 struct EditApi {

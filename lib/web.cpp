@@ -2,8 +2,10 @@
 #include "lib/web.hpp"
 
 #include "lib/address.hpp"
+#include "lib/child.hpp"
 #include "lib/curl_api.hpp"
 #include "lib/loaded_libs.hpp"
+#include "lib/programs.hpp"
 #include "lib/text.hpp"
 #include "lib/utf8.hpp"
 
@@ -297,6 +299,29 @@ Html html_to_text(std::string_view html, std::string_view charset, std::string_v
     r.node(doc->children, 0, false);
     out.title = text_for_json(r.title);
     out.text = text_for_json(r.m_out.take());
+    return out;
+}
+
+Result<PdfText> pdf_to_text(int fd, std::chrono::milliseconds time, size_t max) {
+    auto program = find_program("pdftotext");
+    if (!program)
+        return make_error(Exit::unavailable, "reading a PDF takes pdftotext (Debian package "
+                                             "poppler-utils), which is not installed");
+    ChildSpec spec;
+    spec.argv = {*program, "-q", "-enc", "UTF-8", "-nopgbrk", "/dev/fd/3", "-"};
+    spec.env = env_keep({"PATH", "LANG", "LC_ALL"});
+    spec.extra_fds = {{fd, 3}};
+    spec.time_limit = time;
+    SION_TRY(RunResult r, sion::run(spec, "", max));
+    if (r.timed_out)
+        return make_error(Exit::timeout, "it took longer than %lld s",
+                          static_cast<long long>(
+                              std::chrono::duration_cast<std::chrono::seconds>(time).count()));
+    if (r.status != 0)
+        return make_error(Exit::data, "%s", first_said(r, "pdftotext").c_str());
+    PdfText out;
+    out.cut = r.out_truncated;
+    out.text = text_for_json(r.out);
     return out;
 }
 

@@ -6,6 +6,7 @@
 
 #include "lib/result.hpp"
 
+#include <chrono>
 #include <string>
 #include <string_view>
 
@@ -39,6 +40,18 @@ struct Html {
 
 [[nodiscard]] Html html_to_text(std::string_view html, std::string_view charset,
                                 std::string_view url);
+
+// The text of the PDF open at `fd` (read from its start; the caller keeps the fd), by pdftotext
+// (poppler-utils) run through lib/child with `time` to do it in: UTF-8, pages apart by a line
+// break, at most `max` bytes of it (`cut` says more was dropped). Errors: Exit::unavailable
+// "reading a PDF takes pdftotext (Debian package poppler-utils), which is not installed";
+// Exit::timeout "it took longer than 30 s"; Exit::data with the first line pdftotext said when it
+// failed ("Syntax Error: Couldn't read xref table").
+struct PdfText {
+    std::string text;
+    bool cut = false;
+};
+[[nodiscard]] Result<PdfText> pdf_to_text(int fd, std::chrono::milliseconds time, size_t max);
 
 // `bytes` in `charset` (any iconv(3) knows; "" or utf-8 as they are) as UTF-8, a byte sequence
 // that is not UTF-8 after that replaced by U+FFFD. Exit::data "unknown charset 'x'".

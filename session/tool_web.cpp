@@ -5,10 +5,8 @@
 // they are, PDF through pdftotext; long pages in parts. web_search asks the provider the operator
 // set: Brave Search, Tavily or a SearXNG instance. What either returns is from outside.
 #include "lib/address.hpp"
-#include "lib/child.hpp"
 #include "lib/fd.hpp"
 #include "lib/http.hpp"
-#include "lib/programs.hpp"
 #include "lib/redact.hpp"
 #include "lib/secrets.hpp"
 #include "lib/text.hpp"
@@ -180,23 +178,17 @@ private:
 
     // pdftotext (poppler-utils) reads the PDF from a memory file, within the fetch's time.
     static Status pdf_text(Page& page, const std::string& bytes) {
-        auto program = find_program("pdftotext");
-        if (!program)
+        SION_TRY(Fd pdf, memory_file(bytes, "sion-fetch-pdf"));
+        auto text = web::pdf_to_text(pdf.get(), k_fetch_time, k_page_max * 4);
+        if (!text && text.error().exit() == Exit::unavailable)
             return make_error(Exit::unavailable,
                               "%s is a PDF, and reading one takes pdftotext (Debian package "
                               "poppler-utils), which is not installed",
                               page.final_url.c_str());
-        SION_TRY(Fd pdf, memory_file(bytes, "sion-fetch-pdf"));
-        ChildSpec spec;
-        spec.argv = {*program, "-q", "-enc", "UTF-8", "-nopgbrk", "/dev/fd/3", "-"};
-        spec.env = env_keep({"PATH", "LANG", "LC_ALL"});
-        spec.extra_fds = {{pdf.get(), 3}};
-        spec.time_limit = k_fetch_time;
-        SION_TRY(RunResult r, sion::run(spec, "", k_page_max * 4));
-        if (r.status != 0)
+        if (!text)
             return make_error(Exit::data, "pdftotext cannot read the PDF at %s: %s",
-                              page.final_url.c_str(), first_said(r, "pdftotext").c_str());
-        page.text = text_for_json(r.out);
+                              page.final_url.c_str(), text.error().message().c_str());
+        page.text = std::move(text->text);
         return {};
     }
 

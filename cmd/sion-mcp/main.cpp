@@ -30,7 +30,8 @@ int main(int argc, char** argv) {
         {
             {"add", add_command,
              "add NAME [options] -- COMMAND [ARGS...]\n"
-             "add NAME --url URL [--header 'NAME: VALUE']... [options]"},
+             "add NAME --url URL [--header 'NAME: VALUE']... [options]\n"
+             "add NAME --first-party documents --dir DIR [options]"},
             {"list", list_command, "list [--json]"},
             {"review", review_command, "review NAME [--accept]"},
             {"login", login_command, "login NAME [--no-browser] [--callback-port N] [--scope S]"},

@@ -18,6 +18,7 @@
 #include "lib/listing.hpp"
 #include "lib/log.hpp"
 #include "lib/models/model.hpp"
+#include "lib/programs.hpp"
 #include "lib/proto/mcp_names.hpp"
 #include "lib/proto/sandbox_options.hpp"
 #include "lib/secrets.hpp"
@@ -170,7 +171,53 @@ mcpd::ServerConfig http_config_from(const Args& args) {
     return c;
 }
 
+// --first-party documents --dir DIR: sion-documents serving DIR, in a bubblewrap sandbox whose
+// workspace DIR is (the server is told /workspace). Mail and calendars are still to come.
+mcpd::ServerConfig first_party_config(const Args& args, const std::string& home) {
+    std::string server = *args.value("first-party");
+    if (server == "mail" || server == "calendar")
+        die(make_error(Exit::unavailable, "sion's own MCP server %s is not part of this version",
+                       server.c_str()));
+    if (server != "documents")
+        die(usage_error("--first-party takes documents, mail or calendar, not '" + one_line(server)
+                        + "'"));
+    if (args.operands().size() > 1)
+        die(usage_error("give either --first-party or a command, not both"));
+    for (const char* other : {"url", "sandbox", "sandbox-network", "env", "header", "no-browser",
+                              "login-later", "issuer", "client-id", "client-secret-env",
+                              "client-metadata-url", "callback-port", "scope",
+                              "client-credentials", "workload-token-file"})
+        if (args.has(other))
+            die(usage_error(std::string("--") + other + " does not go with --first-party: sion "
+                                                        "runs its own server in bubblewrap"));
+    auto dir = args.value("dir");
+    if (!dir)
+        die(usage_error("--first-party documents needs --dir DIR: the folder it serves"));
+    std::string program = or_die(find_program("sion-documents"));
+    mcpd::ServerConfig c;
+    c.dir = directory(*dir, home, "--dir");
+    c.sandbox = "bwrap";
+    c.network = "none";
+    if (auto memory = args.value("sandbox-memory")) {
+        if (auto bytes = proto::parse_memory(*memory); !bytes)
+            die(bytes.error().context("option '--sandbox-memory'"));
+        c.memory = *memory;
+    }
+    for (const std::string& read : args.values("sandbox-read"))
+        c.sandbox_read.push_back(directory(read, home, "--sandbox-read"));
+    // The sandbox shows /usr; a program elsewhere (a build, another prefix) is shown read-only.
+    std::string program_dir = program.substr(0, program.rfind('/'));
+    if (program_dir != "/usr" && !program_dir.starts_with("/usr/"))
+        c.sandbox_read.push_back(program_dir);
+    effects_and_timeout(args, c);
+    c.command = {program, "--dir", "/workspace"};
+    c.shown = c.command;
+    return c;
+}
+
 mcpd::ServerConfig config_from(const Args& args, const std::string& home) {
+    if (args.has("first-party"))
+        return first_party_config(args, home);
     if (args.has("url")) {
         mcpd::ServerConfig c = http_config_from(args);
         effects_and_timeout(args, c);
@@ -306,6 +353,9 @@ Json shelf_entry_json(const mcpd::ShelfEntry& e,
 std::vector<OptionSpec> add_options() {
     return {
         {"url", 0, "URL", "the server is at URL, over HTTP, instead of a command"},
+        {"first-party", 0, "SERVER",
+         "one of sion's own servers instead of a command: documents (with --dir)", nullptr,
+         "documents mail calendar"},
         {"header", 0, "'NAME: VALUE'",
          "a header of every request to the URL; ${VAR} is VAR's value where it runs (repeatable)"},
         {"dir", 0, "DIR", "where the server works (in a sandbox: /workspace)", nullptr,
@@ -343,9 +393,10 @@ int add_command(int argc, const char* const* argv) {
     const CommandSpec spec{
         "sion-mcp add",
         "sion-mcp add NAME [options] -- COMMAND [ARGS...]\n"
-        "sion-mcp add NAME --url URL [--header 'NAME: VALUE']... [options]",
-        "Start the server COMMAND, or reach the one at URL, review its tools and put it on the\n"
-        "shelf with them pinned.",
+        "sion-mcp add NAME --url URL [--header 'NAME: VALUE']... [options]\n"
+        "sion-mcp add NAME --first-party documents --dir DIR [options]",
+        "Start the server COMMAND, reach the one at URL, or start one of sion's own, review its\n"
+        "tools and put it on the shelf with them pinned.",
         add_options(),
         false,
         {"", ":command", ":file..."},

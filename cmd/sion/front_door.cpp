@@ -24,7 +24,7 @@ struct Route {
     const char* missing = nullptr;
 };
 
-// The first-party MCP servers (DESIGN.md) are not built yet: their words stay sion's.
+// The first-party MCP servers (DESIGN.md) still to come: their words stay sion's.
 constexpr const char* k_no_first_party = "sion's own MCP servers are not part of this version";
 
 // One row per command; a program arriving with its issue adds its row here.
@@ -45,7 +45,7 @@ const std::vector<Route>& routes() {
         {{"sandbox"}, "sion-sandbox", {}},
         {{"mcp", "mail"}, "sion-mcp", {"serve", "mail"}, k_no_first_party},
         {{"mcp", "calendar"}, "sion-mcp", {"serve", "calendar"}, k_no_first_party},
-        {{"mcp", "documents"}, "sion-mcp", {"serve", "documents"}, k_no_first_party},
+        {{"mcp", "documents"}, "sion-documents", {}},
         {{"setup"}, "sion-run", {"setup"}},
     };
     return table;

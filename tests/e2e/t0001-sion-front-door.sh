@@ -9,20 +9,20 @@ expect_exit 0 sion --help && expect_grep '^usage: sion ' "$scratch/out"
 expect_exit 0 sion -h && expect_grep '^Options:' "$scratch/out"
 
 # Usage errors: one line naming what is wrong, exit 64.
-expect_exit 64 sion && expect_err "sion: a command is needed; usage: sion agent|sandbox|setup|help [<args>...]"
+expect_exit 64 sion && expect_err "sion: a command is needed; usage: sion agent|sandbox|mcp|setup|help [<args>...]"
 expect_exit 64 sion --frob && expect_err "sion: unknown option '--frob'"
-expect_exit 64 sion frob && expect_err "sion: unknown command 'frob'; usage: sion agent|sandbox|setup|help [<args>...]"
+expect_exit 64 sion frob && expect_err "sion: unknown command 'frob'; usage: sion agent|sandbox|mcp|setup|help [<args>...]"
 expect_exit 64 sion agent && expect_err "sion: 'agent' needs a command; usage: sion agent run|chat|create|list|sessions|show|credential|skills|chatgpt|mcp|hooks|routes [<args>...]"
 expect_exit 64 sion agent frob --x && expect_err "sion: unknown command 'frob'; usage: sion agent run|chat|create|list|sessions|show|credential|skills|chatgpt|mcp|hooks|routes [<args>...]"
-# The words kept for sion's own MCP servers, which are not built: not offered, and naming one
+# The words kept for sion's own MCP servers still to come (mail, calendar): not offered, and naming one
 # runs nothing (not even a program that SION_EXEC_PATH offers), exit 69.
-expect_exit 64 sion mcp frob && expect_err "sion: unknown command 'mcp'; usage: sion agent|sandbox|setup|help [<args>...]"
-expect_exit 64 sion mcp && expect_err "sion: unknown command 'mcp'; usage: sion agent|sandbox|setup|help [<args>...]"
+expect_exit 64 sion mcp frob && expect_err "sion: unknown command 'frob'; usage: sion mcp documents [<args>...]"
+expect_exit 64 sion mcp && expect_err "sion: 'mcp' needs a command; usage: sion mcp documents [<args>...]"
 
 # Routing: a stand-in program on SION_EXEC_PATH records its argv.
 fake="$scratch/libexec"
 mkdir -p "$fake"
-for p in sion-run sion-mcp sion-hooks sion-route sion-sandbox; do
+for p in sion-run sion-mcp sion-hooks sion-route sion-sandbox sion-documents; do
     printf '#!/bin/sh\nprintf "%%s" "$(basename "$0")"; printf " [%%s]" "$@"; echo\nexit 7\n' >"$fake/$p"
     chmod +x "$fake/$p"
 done
@@ -36,7 +36,8 @@ route agent mcp add notes -- python3 s.py && expect_out "sion-mcp [add] [notes] 
 route agent hooks list && expect_out "sion-hooks [list]"
 route agent routes test lead 'Fix it' && expect_out "sion-route [test] [lead] [Fix it]"
 route sandbox exec -- id && expect_out "sion-sandbox [exec] [--] [id]"
-for server in mail calendar documents; do
+route mcp documents --dir docs && expect_out "sion-documents [--dir] [docs]"
+for server in mail calendar; do
     SION_EXEC_PATH="$fake" expect_exit 69 sion mcp "$server" --account me &&
         expect_err "sion: cannot run 'mcp $server': sion's own MCP servers are not part of this version" &&
         expect_out ""
@@ -64,6 +65,7 @@ SION_EXEC_PATH="$scratch/noexec" PATH=/usr/bin:/bin expect_exit 127 "$scratch/ro
 printf '#!/bin/sh\necho "man $*"\n' >"$scratch/path/man" && chmod +x "$scratch/path/man"
 PATH="$scratch/path:/usr/bin:/bin" expect_exit 0 "$SION_BIN/sion" help sandbox && expect_out "man sion-sandbox"
 PATH="$scratch/path:/usr/bin:/bin" expect_exit 0 "$SION_BIN/sion" help routes && expect_out "man sion-route"
+PATH="$scratch/path:/usr/bin:/bin" expect_exit 0 "$SION_BIN/sion" help documents && expect_out "man sion-documents"
 PATH="$scratch/path:/usr/bin:/bin" expect_exit 0 "$SION_BIN/sion" help && expect_out "man sion"
 
 # A closed stdout: the write error is reported on one line, exit 74.

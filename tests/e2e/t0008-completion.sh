@@ -43,7 +43,7 @@ for prog in sion-run sion-mcp sion-hooks sion-sandbox; do
 done
 # Asking every command made nothing: no command acted before its parse completed and exited.
 [ ! -e "$SION_HOME" ] && ok || fail "__complete made \$SION_HOME: a command acted before parsing"
-expect_exit 0 sion __complete '' && expect_out "$(printf 'words\nagent\nsandbox\nsetup\ncompletion\nhelp')"
+expect_exit 0 sion __complete '' && expect_out "$(printf 'words\nagent\nsandbox\nmcp\nsetup\ncompletion\nhelp')"
 expect_exit 0 sion __complete agent mcp r &&
     expect_out "$(printf 'words\nreview\nremove\nresources')"
 expect_exit 0 sion __complete completion '' && expect_out "$(printf 'words\nbash\nzsh\nfish')"
