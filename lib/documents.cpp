@@ -148,18 +148,9 @@ Result<std::string> extract(int fd, Kind kind, const Limits& limits) {
     }
     case Kind::docx:
     case Kind::odt:
-    case Kind::pptx: {
-        struct stat st {};
-
-        if (::fstat(fd, &st) != 0)
-            return sys_error(Exit::io, errno, "cannot look at it");
-        if (static_cast<uint64_t>(st.st_size) > limits.file_max)
-            return make_error(Exit::data, "it is larger than %s",
-                              size_words(limits.file_max).c_str());
-        text = office_text(fd, kind, limits);
-        break;
-    }
+    case Kind::pptx:
     case Kind::pdf: {
+        // Read by libarchive or pdftotext, not here: bounded by its size first.
         struct stat st {};
 
         if (::fstat(fd, &st) != 0)
@@ -167,7 +158,7 @@ Result<std::string> extract(int fd, Kind kind, const Limits& limits) {
         if (static_cast<uint64_t>(st.st_size) > limits.file_max)
             return make_error(Exit::data, "it is larger than %s",
                               size_words(limits.file_max).c_str());
-        text = pdf_text(fd, limits);
+        text = kind == Kind::pdf ? pdf_text(fd, limits) : office_text(fd, kind, limits);
         break;
     }
     }

@@ -2,6 +2,8 @@
 // libxml2, libarchive and libedit through dlopen: a table of function pointers each, filled once.
 #include "lib/loaded_libs.hpp"
 
+#include "lib/text.hpp"
+
 #include "lib/dl.hpp"
 
 #include <mutex>
@@ -85,6 +87,26 @@ Result<const Table*> once(std::once_flag& flag, std::optional<Result<Table>>& ke
 }
 
 } // namespace
+
+std::string_view xml_name(const xmlNode* node) {
+    return node->name != nullptr ? reinterpret_cast<const char*>(node->name) : "";
+}
+
+std::string xml_attribute(const xmlNode* node, std::string_view name, bool any_case) {
+    for (const xmlAttr* a = node->properties; a != nullptr; a = a->next) {
+        if (a->name == nullptr)
+            continue;
+        std::string_view has = reinterpret_cast<const char*>(a->name);
+        if (any_case ? !ascii_iequals(has, name) : has != name)
+            continue;
+        std::string out;
+        for (const xmlNode* t = a->children; t != nullptr; t = t->next)
+            if (t->content != nullptr)
+                out += reinterpret_cast<const char*>(t->content);
+        return out;
+    }
+    return {};
+}
 
 Result<const XmlApi*> xml_api() {
     static std::once_flag flag;

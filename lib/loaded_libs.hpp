@@ -19,6 +19,8 @@
 #include <archive_entry.h>
 
 #include <histedit.h>
+#include <string>
+#include <string_view>
 #include <libxml/HTMLparser.h>
 
 namespace sion {
@@ -67,6 +69,12 @@ struct EditApi {
 };
 
 [[nodiscard]] Result<const XmlApi*> xml_api();
+
+// Walking a parsed tree needs no loaded function: an element's name ("" for none), and an
+// attribute's value read from its text nodes (no allocation of libxml2's to free), by its local
+// name, in any case when `any_case` (HTML's), else exactly (XML's); "" when there is none.
+[[nodiscard]] std::string_view xml_name(const xmlNode* node);
+[[nodiscard]] std::string xml_attribute(const xmlNode* node, std::string_view name, bool any_case);
 [[nodiscard]] Result<const EditApi*> edit_api();
 [[nodiscard]] Result<const ArchiveApi*> archive_api();
 

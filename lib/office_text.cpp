@@ -53,24 +53,6 @@ void entity_decl(void* ctx, const xmlChar*, int, const xmlChar*, const xmlChar*,
 // nothing here prints, a failed parse says why in its own line.
 void quiet(void*, const char*, ...) noexcept {}
 
-std::string_view name_of(const xmlNode* node) {
-    return node->name != nullptr ? reinterpret_cast<const char*>(node->name) : "";
-}
-
-// The text of an attribute by its local name, or "" when the element has none.
-std::string attribute(const xmlNode* node, std::string_view name) {
-    for (const xmlAttr* a = node->properties; a != nullptr; a = a->next) {
-        if (a->name == nullptr || reinterpret_cast<const char*>(a->name) != name)
-            continue;
-        std::string out;
-        for (const xmlNode* t = a->children; t != nullptr; t = t->next)
-            if (t->content != nullptr)
-                out += reinterpret_cast<const char*>(t->content);
-        return out;
-    }
-    return {};
-}
-
 void texts_of(const xmlNode* n, std::string& out, int depth) {
     if (depth > k_max_depth)
         return;
@@ -89,7 +71,7 @@ void ooxml(const xmlNode* n, std::string& out, int depth) {
     for (; n != nullptr; n = n->next) {
         if (n->type != XML_ELEMENT_NODE)
             continue;
-        std::string_view name = name_of(n);
+        std::string_view name = xml_name(n);
         if (name == "t")
             texts_of(n->children, out, depth + 1);
         else if (name == "tab")
@@ -118,9 +100,9 @@ void odf(const xmlNode* n, std::string& out, int depth, bool in_paragraph) {
         }
         if (n->type != XML_ELEMENT_NODE)
             continue;
-        std::string_view name = name_of(n);
+        std::string_view name = xml_name(n);
         if (name == "s") {
-            std::string count = attribute(n, "c");
+            std::string count = xml_attribute(n, "c", false);
             long spaces = count.empty() ? 1 : std::strtol(count.c_str(), nullptr, 10);
             out.append(static_cast<size_t>(std::clamp(spaces, 1L, 1000L)), ' ');
         } else if (name == "tab") {

@@ -28,24 +28,6 @@ bool is_space(unsigned char c) {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
 }
 
-std::string_view name_of(const xmlNode* node) {
-    return node->name != nullptr ? reinterpret_cast<const char*>(node->name) : "";
-}
-
-// An attribute's value, read from its text nodes (no allocation of libxml2's to free).
-std::string property(const xmlNode* node, std::string_view name) {
-    for (const xmlAttr* a = node->properties; a != nullptr; a = a->next) {
-        if (a->name == nullptr || !ascii_iequals(reinterpret_cast<const char*>(a->name), name))
-            continue;
-        std::string out;
-        for (const xmlNode* t = a->children; t != nullptr; t = t->next)
-            if (t->content != nullptr)
-                out += reinterpret_cast<const char*>(t->content);
-        return out;
-    }
-    return {};
-}
-
 bool one_of(std::string_view name, std::initializer_list<std::string_view> names) {
     return std::find(names.begin(), names.end(), name) != names.end();
 }
@@ -145,7 +127,7 @@ public:
 
 private:
     void element(const xmlNode* n, int depth, bool pre) {
-        std::string name = ascii_lower(name_of(n));
+        std::string name = ascii_lower(xml_name(n));
         if (name == "title") {
             if (title.empty()) {
                 Writer t;
@@ -215,7 +197,7 @@ private:
             return;
         }
         if (name == "img") {
-            std::string alt = one_line(property(n, "alt"));
+            std::string alt = one_line(xml_attribute(n, "alt", true));
             if (!alt.empty())
                 m_out.inline_text(" [" + alt + "] ");
             return;
@@ -223,7 +205,7 @@ private:
         if (name == "a") {
             size_t at = m_out.size();
             node(n->children, depth + 1, pre);
-            std::string href = property(n, "href");
+            std::string href = xml_attribute(n, "href", true);
             if (href.empty() || href.front() == '#')
                 return;
             auto absolute = resolve_location(m_url, href);
