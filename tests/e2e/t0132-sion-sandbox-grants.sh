@@ -142,6 +142,8 @@ grep -qF -- "$token" "$scratch/err" && fail "a refused grant's message holds its
 refused 65 "grant 1: invalid JSON at byte 8" '{"host":' "${allow[@]}"
 refused 78 "grants need the bubblewrap sandbox: a Docker network has no proxy of sion's to write them" \
     '{"host":"127.0.0.2","value":"v"}' --backend "docker:busybox@sha256:$(printf '%064d' 0)" --network sion-test
+SSL_CERT_FILE="$scratch/none.pem" refused 78 "cannot read the trusted certificates '$scratch/none.pem': install ca-certificates, or set SSL_CERT_FILE: No such file or directory" \
+    "{\"host\":\"127.0.0.2\",\"port\":$granted,\"value\":\"v\"}" "${allow[@]}"
 expect_exit 64 sbx run --grants-fd 99 -- true && expect_err "sion-sandbox: --grants-fd 99 is not an open descriptor"
 expect_exit 64 sbx run --grants-fd 1x -- true && expect_err "sion-sandbox: --grants-fd takes a descriptor's number from 3 up, not '1x'"
 
