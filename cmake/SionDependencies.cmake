@@ -54,6 +54,10 @@ sion_pkg_headers(xml libxml-2.0 libxml2-dev)
 sion_pkg_headers(edit libedit libedit-dev)
 # search_files' regular expressions: RE2 matches in time linear in the text, whatever the pattern.
 sion_pkg(re2 re2 libre2-dev)
+# sion-mail's messages (MIME: encoded words, charsets, multipart, quoted-printable, base64) and
+# sion-calendar's iCalendar (recurrences, time zones): linked by those two programs only.
+sion_pkg(gmime gmime-3.0 libgmime-3.0-dev)
+sion_pkg(ical libical libical-dev)
 # The sandbox's seccomp filter, compiled when sion is built (sandboxd/generate/): not linked by any
 # program.
 sion_pkg(seccomp libseccomp libseccomp-dev)

@@ -34,40 +34,17 @@ constexpr size_t k_extract_threads = 4;           // documents extracted side by
 constexpr const char* k_kinds_read =
     "Markdown, plain text, HTML, Word (.docx), OpenDocument (.odt), PowerPoint (.pptx) or PDF";
 
-Answer fail(std::string text) {
-    return {std::move(text), true};
-}
-
-Json string_property(const char* description) {
-    Json p = Json::object();
-    p.set("type", "string").set("description", description);
-    return p;
-}
-
-Json integer_property(const char* description, int64_t min, int64_t max) {
-    Json p = Json::object();
-    p.set("type", "integer").set("description", description);
-    p.set("minimum", Json::integer(min)).set("maximum", Json::integer(max));
-    return p;
-}
+using mcp_serve::fail;
+using mcp_serve::integer_property;
+using mcp_serve::string_property;
 
 Json tool(const char* name, const char* title, const char* description, Json properties,
           const std::vector<std::string>& required, bool writes) {
-    Json schema = Json::object();
-    schema.set("type", "object").set("properties", std::move(properties));
-    if (!required.empty())
-        schema.set("required", Json::strings(required));
-    schema.set("additionalProperties", false);
-    Json annotations = Json::object();
-    annotations.set("title", title);
-    annotations.set("readOnlyHint", !writes);
-    if (writes)
-        annotations.set("destructiveHint", true).set("idempotentHint", true);
-    annotations.set("openWorldHint", false);
-    Json t = Json::object();
-    t.set("name", name).set("title", title).set("description", description);
-    t.set("inputSchema", std::move(schema)).set("annotations", std::move(annotations));
-    return t;
+    mcp_serve::Hints hints;
+    hints.read_only = !writes;
+    hints.destructive = writes; // a write replaces the document of its path
+    hints.idempotent = writes;
+    return mcp_serve::tool(name, title, description, std::move(properties), required, hints);
 }
 
 bool hidden(std::string_view rel) {

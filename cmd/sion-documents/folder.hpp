@@ -16,6 +16,7 @@
 #include "lib/confined.hpp"
 #include "lib/documents.hpp"
 #include "lib/json.hpp"
+#include "lib/mcp_serve.hpp"
 
 #include <map>
 #include <string>
@@ -24,24 +25,25 @@
 
 namespace sion::documents_cmd {
 
-struct Answer {
-    std::string text;
-    bool is_error = false;
-};
+using mcp_serve::Answer;
 
-class Folder {
+class Folder final : public mcp_serve::Tools {
 public:
     explicit Folder(Confined root, documents::Limits limits = {})
         : m_root(std::move(root)), m_limits(limits) {}
 
+    [[nodiscard]] std::string_view server_name() const override { return "sion-documents"; }
+
     // tools/list's "tools": the four, with their input schemas and annotations.
+    [[nodiscard]] Json list() const override { return tools(); }
     [[nodiscard]] static Json tools();
 
     // Whether `name` is one of the four.
+    [[nodiscard]] bool has(std::string_view name) const override { return has_tool(name); }
     [[nodiscard]] static bool has_tool(std::string_view name);
 
     // A tools/call of `name` (one of the four) with `arguments` (an object, or empty).
-    [[nodiscard]] Answer call(std::string_view name, JsonView arguments);
+    [[nodiscard]] Answer call(std::string_view name, JsonView arguments) override;
 
 private:
     struct Cached {

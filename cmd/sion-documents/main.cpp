@@ -2,10 +2,10 @@
 // sion-documents: sion's own MCP server over the documents of one folder (sion-documents(1)),
 // speaking MCP on stdin and stdout.
 #include "cmd/sion-documents/folder.hpp"
-#include "cmd/sion-documents/server.hpp"
 #include "lib/cli.hpp"
 #include "lib/home.hpp"
 #include "lib/log.hpp"
+#include "lib/mcp_serve.hpp"
 
 #include <cstdlib>
 
@@ -40,5 +40,5 @@ int main(int argc, char** argv) {
     sion::Confined confined =
         sion::or_die(sion::Confined::open(root, "/folder", sion::Confined::Links::refused));
     sion::documents_cmd::Folder folder(std::move(confined));
-    return sion::documents_cmd::serve(folder);
+    return sion::mcp_serve::serve(folder);
 }

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
-// sion-documents' tools and protocol (cmd/sion-documents/folder.cpp, server.cpp): confinement
+// sion-documents' tools and protocol (cmd/sion-documents/folder.cpp, lib/mcp_serve.cpp): confinement
 // (.., absolute paths, a link to a file or a folder, inside or out, a link at a write's target),
 // what each tool answers, the cache, and the protocol on malformed lines — each answered, never a
 // crash.
 #include "cmd/sion-documents/folder.hpp"
-#include "cmd/sion-documents/server.hpp"
+#include "lib/mcp_serve.hpp"
 #include "lib/json.hpp"
 #include "tests/unit/temp_dir.hpp"
 
@@ -199,7 +199,7 @@ class DocumentsProtocol : public DocumentsFolder {
 protected:
     Json answer(const std::string& line) {
         std::string out;
-        answer_line(*folder, line, false, line.size(), out);
+        mcp_serve::answer_line(*folder, line, false, line.size(), out);
         if (out.empty())
             return {};
         EXPECT_EQ(out.back(), '\n');
@@ -259,7 +259,7 @@ TEST_F(DocumentsProtocol, CallsAndMalformedLines) {
     a = answer(R"([{"jsonrpc":"2.0","id":10,"method":"ping"}])");
     EXPECT_EQ(a.get("error").get("code").dump(), "-32600");
     std::string out;
-    answer_line(*folder, "", true, 5u << 20, out);
+    mcp_serve::answer_line(*folder, "", true, 5u << 20, out);
     EXPECT_EQ(Json::parse(out)->get("error").get("code").dump(), "-32600");
     EXPECT_FALSE(answer(R"({"jsonrpc":"2.0","id":11,"result":{}})").exists());
     a = answer(
