@@ -193,13 +193,17 @@ std::string Destination::pin() const {
     return out;
 }
 
-Result<Destination> split_url(std::string_view url) {
+Result<Destination> split_url(std::string_view url, std::span<const std::string_view> schemes) {
     SION_CHECK(curl_api());
     Destination d;
     d.url = redact_url(url);
     auto bad = [&] {
-        return make_error(Exit::data, "bad URL '%s': not an http or https URL with a host",
-                          d.url.c_str());
+        std::string names;
+        for (size_t i = 0; i < schemes.size(); ++i)
+            names += (i == 0 ? "" : i + 1 == schemes.size() ? " or " : ", ")
+                     + std::string(schemes[i]);
+        return make_error(Exit::data, "bad URL '%s': not an %s URL with a host", d.url.c_str(),
+                          names.c_str());
     };
     std::unique_ptr<CURLU, CurlUrlDeleter> u(curl().url());
     if (!u || curl().url_set(u.get(), CURLUPART_URL, std::string(url).c_str(), 0) != CURLUE_OK)
@@ -207,7 +211,8 @@ Result<Destination> split_url(std::string_view url) {
     auto scheme = url_part(u.get(), CURLUPART_SCHEME);
     auto host = url_part(u.get(), CURLUPART_HOST);
     auto port = url_part(u.get(), CURLUPART_PORT, CURLU_DEFAULT_PORT);
-    if (!scheme || !host || !port || host->empty() || (*scheme != "http" && *scheme != "https"))
+    if (!scheme || !host || !port || host->empty()
+        || std::find(schemes.begin(), schemes.end(), *scheme) == schemes.end())
         return bad();
     if (host->front() == '[' && host->back() == ']')
         *host = host->substr(1, host->size() - 2);

@@ -29,6 +29,7 @@
 #include <chrono>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -66,7 +67,7 @@ using Resolver = std::function<Result<std::vector<std::string>>(const std::strin
 // A URL's host and the addresses it was found at.
 struct Destination {
     std::string url;    // without user info, query or fragment (redact_url), for messages
-    std::string scheme; // "http" or "https"
+    std::string scheme; // "http" or "https", or one of the schemes split_url() was given
     std::string host;   // as curl reads it, an IPv6 address without brackets
     int port = 0;       // the one written, else the scheme's
     bool named = false; // `host` is a name, not an address
@@ -78,9 +79,15 @@ struct Destination {
     [[nodiscard]] std::string pin() const;
 };
 
-// The scheme, host and port of `url` as curl reads them; Exit::data when it is not an http or
-// https URL with a host ("bad URL 'ftp://x/': not an http or https URL with a host").
-[[nodiscard]] Result<Destination> split_url(std::string_view url);
+// The schemes of the web, which split_url() takes unless told others.
+inline constexpr std::string_view k_web_schemes[] = {"http", "https"};
+
+// The scheme, host and port of `url` as curl reads them (the port the scheme's own when none is
+// written); Exit::data when it is not a URL of one of `schemes` with a host ("bad URL 'ftp://x/':
+// not an http or https URL with a host").
+[[nodiscard]] Result<Destination> split_url(std::string_view url,
+                                            std::span<const std::string_view> schemes =
+                                                k_web_schemes);
 
 // split_url(), then the host resolved (resolve_host()).
 [[nodiscard]] Result<Destination> resolve_url(std::string_view url,

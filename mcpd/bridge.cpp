@@ -3,6 +3,7 @@
 
 #include "mcpd/client.hpp"
 #include "mcpd/config.hpp"
+#include "mcpd/first_party.hpp"
 #include "mcpd/render.hpp"
 #include "mcpd/review.hpp"
 #include "mcpd/shelf.hpp"
@@ -278,7 +279,7 @@ private:
             o.tool = t.name;
             o.effect = t.effect;
             o.idempotent = t.idempotent;
-            o.taints = taints(t);
+            o.taints = taints(t, data_from_outside(s.entry->config.first_party));
             JsonView schema = t.definition.get("inputSchema");
             o.spec = tool_spec(s.name + "_" + t.name, t.description,
                                schema.is_object() ? Json::copy_of(schema)

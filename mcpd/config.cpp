@@ -2,6 +2,7 @@
 #include "mcpd/config.hpp"
 
 #include "mcpd/authorize.hpp"
+#include "mcpd/first_party.hpp"
 #include "mcpd/grants.hpp"
 #include "mcpd/server_secrets.hpp"
 
@@ -10,6 +11,7 @@
 #include "lib/programs.hpp"
 #include "lib/text.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace sion::mcpd {
@@ -153,6 +155,8 @@ Json config_to_json(const ServerConfig& c) {
         j.set("local", Json::strings({c.local.begin(), c.local.end()}));
     if (!c.grants.empty())
         j.set("grants", grants_to_json(c.grants));
+    if (!c.first_party.empty())
+        j.set("first_party", std::string_view(c.first_party));
     j.set("timeout", c.timeout_s);
     return j;
 }
@@ -206,6 +210,10 @@ Result<ServerConfig> config_from_json(JsonView j) {
     if (JsonView g = j.get("grants"); g.exists()) {
         SION_TRY(c.grants, grants_from_json(g));
     }
+    SION_TRY(std::string_view first, j.string_or("first_party", ""));
+    if (!first.empty() && first_party(first) == nullptr)
+        return Error(Exit::data, "member 'first_party' is not " + first_party_kinds());
+    c.first_party = std::string(first);
     SION_TRY(int64_t timeout, j.integer_or("timeout", k_default_timeout_s));
     if (timeout < 1 || timeout > 86400)
         return Error(Exit::data, "member 'timeout' is not between 1 and 86400");
@@ -246,18 +254,29 @@ Result<ServerLaunch> launch_spec(const ServerConfig& c) {
         spec.argv.insert(spec.argv.end(), {"--backend", c.sandbox});
     if (!c.dir.empty())
         spec.argv.insert(spec.argv.end(), {"--workspace", c.dir});
-    if (c.grants.empty()) {
-        spec.argv.insert(spec.argv.end(), {"--network", c.network.empty() ? "none" : c.network});
-    } else {
+    // sion's mail and calendar servers: their settings as they are now, and their hosts.
+    std::vector<std::string> hosts;
+    std::vector<std::string> settings;
+    if (const FirstParty* own = first_party(c.first_party); own != nullptr) {
+        SION_TRY(auto given, first_party_settings(*own));
+        hosts = first_party_hosts(*own, given);
+        for (auto& [name, value] : given) {
+            spec.env.push_back(name + "=" + value);
+            wipe(value);
+            settings.push_back(name);
+        }
+    }
+    if (!c.grants.empty()) {
         // The grants' hosts are the sandbox's; their credentials go on a descriptor, read to its
         // end by sion-sandbox: never on a command line.
-        spec.argv.insert(spec.argv.end(), {"--network", "declared"});
         std::string lines;
         for (const GrantConfig& g : c.grants) {
             SION_TRY(std::string line, grant_line(g));
             lines += line + "\n";
             wipe(line);
-            spec.argv.insert(spec.argv.end(), {"--allow-host", grant_host(g)});
+            if (std::string host = grant_host(g);
+                std::find(hosts.begin(), hosts.end(), host) == hosts.end())
+                hosts.push_back(std::move(host));
         }
         auto file = memory_file(lines, "the grants");
         wipe(lines);
@@ -265,13 +284,23 @@ Result<ServerLaunch> launch_spec(const ServerConfig& c) {
             return std::move(file).error();
         launch.grants = std::move(*file);
         spec.extra_fds.push_back({launch.grants.get(), 3});
-        spec.argv.insert(spec.argv.end(), {"--grants-fd", "3"});
     }
+    if (hosts.empty()) {
+        spec.argv.insert(spec.argv.end(), {"--network", c.network.empty() ? "none" : c.network});
+    } else {
+        spec.argv.insert(spec.argv.end(), {"--network", "declared"});
+        for (const std::string& host : hosts)
+            spec.argv.insert(spec.argv.end(), {"--allow-host", host});
+    }
+    if (!c.grants.empty())
+        spec.argv.insert(spec.argv.end(), {"--grants-fd", "3"});
     for (const std::string& dir : c.sandbox_read)
         spec.argv.insert(spec.argv.end(), {"--sandbox-read", dir});
     if (!c.memory.empty())
         spec.argv.insert(spec.argv.end(), {"--memory", c.memory});
     for (const std::string& name : c.env)
+        spec.argv.insert(spec.argv.end(), {"--env", name});
+    for (const std::string& name : settings)
         spec.argv.insert(spec.argv.end(), {"--env", name});
     spec.argv.emplace_back("--");
     spec.argv.insert(spec.argv.end(), c.command.begin(), c.command.end());

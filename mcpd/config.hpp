@@ -10,6 +10,7 @@
 //    "auth":{"issuer":"https://as.example.com","client_id":"sion-notes","secret_env":"NOTES_SECRET",
 //            "scope":"notes:read","callback_port":8765,"client_credentials":true},
 //    "effects":{…},"timeout":60}
+// sion's own servers add "first_party":"mail" (or "calendar", "documents": mcpd/first_party.hpp);
 // and for either, its grants (`sion agent mcp grant`):
 //   "grants":[{"url":"https://api.example.org/v1","credential":"API_TOKEN",
 //              "header":"Authorization","scheme":"Bearer"}]
@@ -88,6 +89,7 @@ struct ServerConfig {
     std::string transport;                // over HTTP: "http", "sse" or empty
     AuthConfig auth;                      // over HTTP: how it is logged in to
     std::vector<GrantConfig> grants;      // `sion agent mcp grant`
+    std::string first_party;              // sion's own server of that kind; empty: not one
 };
 
 [[nodiscard]] Json config_to_json(const ServerConfig& config);
@@ -106,8 +108,9 @@ struct ServerConfig {
 // with the sandbox's options and the command. stdin and stdout are pipes; stderr is /dev/null.
 // With grants, the sandbox's network is the declared one, its hosts theirs, and `grants` a memory
 // file of their lines (grant_line()), the sandbox's --grants-fd 3, which spec.extra_fds borrows:
-// keep it open until the process is spawned. Exit::unavailable when sion-sandbox cannot be found
-// for a sandboxed one; grant_value()'s.
+// keep it open until the process is spawned. sion's mail and calendar servers are given their
+// settings, and their URLs' hosts are declared too (mcpd/first_party.hpp). Exit::unavailable when
+// sion-sandbox cannot be found for a sandboxed one; grant_value()'s; first_party_settings()'s.
 struct ServerLaunch {
     ChildSpec spec;
     Fd grants;

@@ -97,9 +97,9 @@ std::vector<ToolDef> tool_defs(JsonView tools, const std::map<std::string, Effec
     return defs;
 }
 
-bool taints(const ToolDef& tool) {
+bool taints(const ToolDef& tool, bool from_outside) {
     return !tool.local
-           && (tool.effect == Effect::external
+           && (from_outside || tool.effect == Effect::external
                || effect_of_annotations(tool.definition.get("annotations")) == Effect::external);
 }
 

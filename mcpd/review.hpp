@@ -50,8 +50,10 @@ struct ToolDef {
                                              const std::set<std::string>& local = {});
 
 // Whether what the tool returns taints a session: not for a local one; else for an external one,
-// and for one whose own annotations say it reaches the open world, whatever --effect made it.
-[[nodiscard]] bool taints(const ToolDef& tool);
+// for one whose own annotations say it reaches the open world, whatever --effect made it, and for
+// every tool of a server whose data is from outside however its tools reach it (`from_outside`:
+// sion's mail and calendar servers, whose reads are reads, mcpd/first_party.hpp).
+[[nodiscard]] bool taints(const ToolDef& tool, bool from_outside = false);
 
 // The effect a tool's annotations give it, before overrides.
 [[nodiscard]] Effect effect_of_annotations(JsonView annotations);

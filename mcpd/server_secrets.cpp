@@ -3,6 +3,7 @@
 #include "mcpd/server_secrets.hpp"
 
 #include "mcpd/auth_store.hpp"
+#include "mcpd/first_party.hpp"
 #include "mcpd/grants.hpp"
 
 #include "lib/home.hpp"
@@ -72,6 +73,10 @@ std::vector<std::string> server_secrets(std::string_view name, const ServerConfi
         if (auto header = grant_value(g))
             add(out, std::move(*header));
     }
+    if (const FirstParty* own = first_party(config.first_party); own != nullptr)
+        for (std::string_view setting : own->secret_settings)
+            if (auto value = secrets::lookup(setting); value && *value)
+                add(out, std::move(**value));
     if (!config.url.empty())
         add_authorization(out, name, config);
     return out;

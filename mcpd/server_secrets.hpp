@@ -19,7 +19,8 @@ namespace sion::mcpd {
 //   - its OAuth client's secret (--client-secret-env's variable, from the environment or the
 //     sealed credentials, lib/secrets.hpp) and one a dynamic registration issued;
 //   - the access and refresh tokens kept for it in $SION_HOME/agents/mcp-auth.bin;
-//   - each grant's credential, alone and as its header's value.
+//   - each grant's credential, alone and as its header's value;
+//   - for sion's own mail and calendar servers, their password settings (mcpd/first_party.hpp).
 // Values shorter than Redactor::k_min_secret are left in the list but are not secrets
 // (lib/redact.hpp passes them over). Never fails: what cannot be read (an unset variable, a store
 // that is not there or does not open) gives nothing, and the client's own use of it says why.

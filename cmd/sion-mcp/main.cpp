@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
             {"add", add_command,
              "add NAME [options] -- COMMAND [ARGS...]\n"
              "add NAME --url URL [--header 'NAME: VALUE']... [options]\n"
+             "add NAME --first-party mail|calendar [options]\n"
              "add NAME --first-party documents --dir DIR [options]"},
             {"list", list_command, "list [--json]"},
             {"review", review_command, "review NAME [--accept]"},

@@ -3,6 +3,7 @@
 #include "cmd/sion-mcp/commands.hpp"
 
 #include "mcpd/authorize.hpp"
+#include "mcpd/first_party.hpp"
 #include "mcpd/grants.hpp"
 
 #include "mcpd/oauth_login.hpp"
@@ -171,16 +172,15 @@ mcpd::ServerConfig http_config_from(const Args& args) {
     return c;
 }
 
-// --first-party documents --dir DIR: sion-documents serving DIR, in a bubblewrap sandbox whose
-// workspace DIR is (the server is told /workspace). Mail and calendars are still to come.
+// --first-party KIND: one of sion's own servers (mcpd/first_party.hpp), in a bubblewrap sandbox.
+// documents serves --dir DIR, the sandbox's workspace (the server is told /workspace), with no
+// network; mail and calendar are given their settings and reach their URLs' hosts at each start.
 mcpd::ServerConfig first_party_config(const Args& args, const std::string& home) {
-    std::string server = *args.value("first-party");
-    if (server == "mail" || server == "calendar")
-        die(make_error(Exit::unavailable, "sion's own MCP server %s is not part of this version",
-                       server.c_str()));
-    if (server != "documents")
-        die(usage_error("--first-party takes documents, mail or calendar, not '" + one_line(server)
-                        + "'"));
+    std::string kind = *args.value("first-party");
+    const mcpd::FirstParty* own = mcpd::first_party(kind);
+    if (own == nullptr)
+        die(usage_error("--first-party takes " + mcpd::first_party_kinds() + ", not '"
+                        + one_line(kind) + "'"));
     if (args.operands().size() > 1)
         die(usage_error("give either --first-party or a command, not both"));
     for (const char* other : {"url", "sandbox", "sandbox-network", "env", "header", "no-browser",
@@ -189,13 +189,16 @@ mcpd::ServerConfig first_party_config(const Args& args, const std::string& home)
                               "client-credentials", "workload-token-file"})
         if (args.has(other))
             die(usage_error(std::string("--") + other + " does not go with --first-party: sion "
-                                                        "runs its own server in bubblewrap"));
+                                                        "runs its own server in bwrap"));
     auto dir = args.value("dir");
-    if (!dir)
+    if (kind == "documents" && !dir)
         die(usage_error("--first-party documents needs --dir DIR: the folder it serves"));
-    std::string program = or_die(find_program("sion-documents"));
+    if (kind != "documents" && dir)
+        die(usage_error("--dir goes with --first-party documents: the " + kind
+                        + " server keeps nothing in a folder"));
+    std::string program = or_die(find_program(std::string(own->program).c_str()));
     mcpd::ServerConfig c;
-    c.dir = directory(*dir, home, "--dir");
+    c.first_party = kind;
     c.sandbox = "bwrap";
     c.network = "none";
     if (auto memory = args.value("sandbox-memory")) {
@@ -210,7 +213,11 @@ mcpd::ServerConfig first_party_config(const Args& args, const std::string& home)
     if (program_dir != "/usr" && !program_dir.starts_with("/usr/"))
         c.sandbox_read.push_back(program_dir);
     effects_and_timeout(args, c);
-    c.command = {program, "--dir", "/workspace"};
+    c.command = {program};
+    if (dir) {
+        c.dir = directory(*dir, home, "--dir");
+        c.command.insert(c.command.end(), {"--dir", "/workspace"});
+    }
     c.shown = c.command;
     return c;
 }
@@ -354,8 +361,9 @@ std::vector<OptionSpec> add_options() {
     return {
         {"url", 0, "URL", "the server is at URL, over HTTP, instead of a command"},
         {"first-party", 0, "SERVER",
-         "one of sion's own servers instead of a command: documents (with --dir)", nullptr,
-         "documents mail calendar"},
+         "one of sion's own servers instead of a command: mail, calendar, or documents (with "
+         "--dir)",
+         nullptr, "documents mail calendar"},
         {"header", 0, "'NAME: VALUE'",
          "a header of every request to the URL; ${VAR} is VAR's value where it runs (repeatable)"},
         {"dir", 0, "DIR", "where the server works (in a sandbox: /workspace)", nullptr,
@@ -394,6 +402,7 @@ int add_command(int argc, const char* const* argv) {
         "sion-mcp add",
         "sion-mcp add NAME [options] -- COMMAND [ARGS...]\n"
         "sion-mcp add NAME --url URL [--header 'NAME: VALUE']... [options]\n"
+        "sion-mcp add NAME --first-party mail|calendar [options]\n"
         "sion-mcp add NAME --first-party documents --dir DIR [options]",
         "Start the server COMMAND, reach the one at URL, or start one of sion's own, review its\n"
         "tools and put it on the shelf with them pinned.",

@@ -19,13 +19,7 @@ struct Route {
     std::vector<std::string_view> words;   // what the user types after `sion`
     const char* program;                   // what runs
     std::vector<const char*> prefix;       // arguments put before the user's
-    // Why the command cannot run yet, for words kept for a program still to come: such a row is
-    // not offered in usage lines, and naming it fails with Exit::unavailable. nullptr otherwise.
-    const char* missing = nullptr;
 };
-
-// The first-party MCP servers (DESIGN.md) still to come: their words stay sion's.
-constexpr const char* k_no_first_party = "sion's own MCP servers are not part of this version";
 
 // One row per command; a program arriving with its issue adds its row here.
 const std::vector<Route>& routes() {
@@ -43,8 +37,8 @@ const std::vector<Route>& routes() {
         {{"agent", "hooks"}, "sion-hooks", {}},
         {{"agent", "routes"}, "sion-route", {}},
         {{"sandbox"}, "sion-sandbox", {}},
-        {{"mcp", "mail"}, "sion-mcp", {"serve", "mail"}, k_no_first_party},
-        {{"mcp", "calendar"}, "sion-mcp", {"serve", "calendar"}, k_no_first_party},
+        {{"mcp", "mail"}, "sion-mail", {}},
+        {{"mcp", "calendar"}, "sion-calendar", {}},
         {{"mcp", "documents"}, "sion-documents", {}},
         {{"setup"}, "sion-run", {"setup"}},
     };
@@ -55,7 +49,7 @@ const std::vector<Route>& routes() {
 std::string next_words(const std::vector<std::string>& prefix) {
     std::string out;
     for (const auto& r : routes()) {
-        if (r.words.size() <= prefix.size() || r.missing != nullptr)
+        if (r.words.size() <= prefix.size())
             continue;
         bool match = true;
         for (size_t i = 0; i < prefix.size(); ++i)
@@ -84,7 +78,7 @@ Dispatch help(const std::vector<std::string>& operands) {
     if (operands.size() < 2 || operands[1] == "sion")
         return {"help", "man", {"sion"}};
     for (const auto& r : routes())
-        if (r.words.back() == operands[1] && r.missing == nullptr)
+        if (r.words.back() == operands[1])
             return {"help", "man", {r.program}};
     return {"help", "man", {"sion-" + operands[1]}};
 }
@@ -116,12 +110,6 @@ Result<Dispatch> route(const std::vector<std::string>& operands) {
         }
         return unknown(operands, prefix);
     }
-    if (best->missing != nullptr) {
-        std::string words;
-        for (std::string_view w : best->words)
-            words += (words.empty() ? "" : " ") + std::string(w);
-        return make_error(Exit::unavailable, "cannot run '%s': %s", words.c_str(), best->missing);
-    }
     Dispatch d{std::string(best->words.back()), best->program, {}};
     for (const char* p : best->prefix)
         d.args.emplace_back(p);
@@ -144,15 +132,14 @@ std::optional<Dispatch> complete(const std::vector<std::string>& words) {
             offer = completion_spec().operands.at(0);
         else if (before.size() == 1) // what help() opens: each row by its last word
             for (const auto& r : routes())
-                if (r.missing == nullptr)
-                    offer += " " + std::string(r.words.back());
+                offer += " " + std::string(r.words.back());
         std::replace(offer.begin(), offer.end(), '|', ' ');
         print_completions(offer.c_str(), current, "", nullptr);
         return std::nullopt;
     }
     const Route* best = nullptr;
     for (const auto& r : routes()) {
-        bool match = r.missing == nullptr && r.words.size() <= before.size();
+        bool match = r.words.size() <= before.size();
         for (size_t i = 0; match && i < r.words.size(); ++i)
             match = r.words[i] == before[i];
         if (match)
@@ -176,7 +163,7 @@ std::optional<Dispatch> complete(const std::vector<std::string>& words) {
 std::vector<std::string> programs() {
     std::vector<std::string> out{"sion"};
     for (const auto& r : routes())
-        if (r.missing == nullptr && std::find(out.begin(), out.end(), r.program) == out.end())
+        if (std::find(out.begin(), out.end(), r.program) == out.end())
             out.emplace_back(r.program);
     return out;
 }

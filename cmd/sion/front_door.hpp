@@ -19,8 +19,7 @@ struct Dispatch {
 
 // Maps sion's operands (after its own options) to a program: `agent run …` to sion-run, `help X`
 // to `man sion-X`. An unknown or missing word is a usage error whose message carries the usage
-// line. Words kept for a program still to come (`mcp mail`, `mcp calendar`) are
-// Exit::unavailable: "cannot run 'mcp mail': sion's own MCP servers are not part of this version".
+// line.
 [[nodiscard]] Result<Dispatch> route(const std::vector<std::string>& operands);
 
 // `sion __complete WORD... CURRENT`, which the completion scripts run: what CURRENT may become

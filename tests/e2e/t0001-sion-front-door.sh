@@ -14,15 +14,14 @@ expect_exit 64 sion --frob && expect_err "sion: unknown option '--frob'"
 expect_exit 64 sion frob && expect_err "sion: unknown command 'frob'; usage: sion agent|sandbox|mcp|setup|help [<args>...]"
 expect_exit 64 sion agent && expect_err "sion: 'agent' needs a command; usage: sion agent run|chat|create|list|sessions|show|credential|skills|chatgpt|mcp|hooks|routes [<args>...]"
 expect_exit 64 sion agent frob --x && expect_err "sion: unknown command 'frob'; usage: sion agent run|chat|create|list|sessions|show|credential|skills|chatgpt|mcp|hooks|routes [<args>...]"
-# The words kept for sion's own MCP servers still to come (mail, calendar): not offered, and naming one
-# runs nothing (not even a program that SION_EXEC_PATH offers), exit 69.
-expect_exit 64 sion mcp frob && expect_err "sion: unknown command 'frob'; usage: sion mcp documents [<args>...]"
-expect_exit 64 sion mcp && expect_err "sion: 'mcp' needs a command; usage: sion mcp documents [<args>...]"
+# sion's own MCP servers.
+expect_exit 64 sion mcp frob && expect_err "sion: unknown command 'frob'; usage: sion mcp mail|calendar|documents [<args>...]"
+expect_exit 64 sion mcp && expect_err "sion: 'mcp' needs a command; usage: sion mcp mail|calendar|documents [<args>...]"
 
 # Routing: a stand-in program on SION_EXEC_PATH records its argv.
 fake="$scratch/libexec"
 mkdir -p "$fake"
-for p in sion-run sion-mcp sion-hooks sion-route sion-sandbox sion-documents; do
+for p in sion-run sion-mcp sion-hooks sion-route sion-sandbox sion-documents sion-mail sion-calendar; do
     printf '#!/bin/sh\nprintf "%%s" "$(basename "$0")"; printf " [%%s]" "$@"; echo\nexit 7\n' >"$fake/$p"
     chmod +x "$fake/$p"
 done
@@ -37,11 +36,8 @@ route agent hooks list && expect_out "sion-hooks [list]"
 route agent routes test lead 'Fix it' && expect_out "sion-route [test] [lead] [Fix it]"
 route sandbox exec -- id && expect_out "sion-sandbox [exec] [--] [id]"
 route mcp documents --dir docs && expect_out "sion-documents [--dir] [docs]"
-for server in mail calendar; do
-    SION_EXEC_PATH="$fake" expect_exit 69 sion mcp "$server" --account me &&
-        expect_err "sion: cannot run 'mcp $server': sion's own MCP servers are not part of this version" &&
-        expect_out ""
-done
+route mcp mail --imap && expect_out "sion-mail [--imap]"
+route mcp calendar --help && expect_out "sion-calendar [--help]"
 # The program's status is sion's: it replaced sion by exec.
 SION_EXEC_PATH="$fake" expect_exit 7 sion sandbox check
 

@@ -162,10 +162,8 @@ req 1 initialize '{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo"
 expect_py 'a(1)["protocolVersion"] == "2024-11-05" and a(1)["capabilities"] == {"tools": {}}'
 
 # -- On the shelf: reviewed and pinned with their effects, run in bubblewrap.
-expect_exit 69 sion agent mcp add m --first-party mail &&
-    expect_err "sion-mcp: sion's own MCP server mail is not part of this version"
-expect_exit 69 sion agent mcp add c --first-party calendar &&
-    expect_err "sion-mcp: sion's own MCP server calendar is not part of this version"
+expect_exit 64 sion agent mcp add m --first-party mail --dir docs &&
+    expect_err "sion-mcp: --dir goes with --first-party documents: the mail server keeps nothing in a folder"
 expect_exit 64 sion agent mcp add x --first-party notes &&
     expect_err "sion-mcp: --first-party takes documents, mail or calendar, not 'notes'"
 expect_exit 64 sion agent mcp add x --first-party documents &&

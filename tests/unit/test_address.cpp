@@ -224,6 +224,16 @@ TEST(Destination, SplitAsCurlReadsIt) {
     }
     EXPECT_EQ(split_url("file:///etc/passwd").error().message(),
               "bad URL 'file:///etc/passwd': not an http or https URL with a host");
+    // Other schemes when asked for, each with its own port.
+    constexpr std::string_view mail[] = {"imap", "imaps", "smtp", "smtps"};
+    EXPECT_EQ(split_url("imaps://Mail.example.test", mail)->port, 993);
+    EXPECT_EQ(split_url("imap://mail.example.test/INBOX", mail)->port, 143);
+    EXPECT_EQ(split_url("smtps://mail.example.test", mail)->port, 465);
+    EXPECT_EQ(split_url("smtp://mail.example.test:587", mail)->port, 587);
+    EXPECT_EQ(split_url("imaps://mail.example.test", mail)->host, "mail.example.test");
+    EXPECT_EQ(split_url("https://mail.example.test/", mail).error().message(),
+              "bad URL 'https://mail.example.test/': not an imap, imaps, smtp or smtps URL with "
+              "a host");
 }
 
 TEST(Destination, PinsNamesOnly) {

@@ -257,6 +257,91 @@ TEST(McpdConfig, ASandboxedServersGrantsGoOnADescriptor) {
               "with `sion agent credential add OTHER_TOKEN`");
 }
 
+// sion's own mail server: its settings looked up at each start (the environment's, else the kept
+// credentials'), given in its environment and named with --env, and its URLs' hosts its network.
+TEST(McpdConfig, SionsMailServerIsGivenItsSettingsAndItsHosts) {
+    Environment env;
+    FakeSandbox sandbox(env, "/nonexistent/home");
+    const std::string& fake = sandbox.fake;
+    for (const char* name : {"MAIL_USERNAME", "MAIL_TOKEN_COMMAND", "SSL_CERT_FILE",
+                             "MAIL_SMTP_URL"})
+        env.set(name, nullptr);
+    env.set("MAIL_ADDRESS", "me@example.org");
+    env.set("MAIL_IMAP_URL", "imaps://IMAP.example.org");
+    env.set("MAIL_PASSWORD", "pw-the-secret-value");
+    ServerConfig c;
+    c.command = {"/usr/bin/sion-mail"};
+    c.sandbox = "bwrap";
+    c.network = "none";
+    c.first_party = "mail";
+    auto launch = launch_spec(c);
+    ASSERT_TRUE(launch) << launch.error().message();
+    EXPECT_EQ(launch->spec.argv,
+              (std::vector<std::string>{fake, "run", "--network", "declared", "--allow-host",
+                                        "imap.example.org:993", "--env", "MAIL_ADDRESS", "--env",
+                                        "MAIL_IMAP_URL", "--env", "MAIL_PASSWORD", "--",
+                                        "/usr/bin/sion-mail"}));
+    auto has = [&](const std::string& v) {
+        return std::find(launch->spec.env.begin(), launch->spec.env.end(), v)
+               != launch->spec.env.end();
+    };
+    EXPECT_TRUE(has("MAIL_PASSWORD=pw-the-secret-value"));
+    EXPECT_TRUE(has("MAIL_IMAP_URL=imaps://IMAP.example.org"));
+    // Both URLs: each host once, the scheme's port when none is written; one that is no mail URL
+    // is given to the server (which says what is wrong with it) but opens nothing.
+    env.set("MAIL_SMTP_URL", "smtp://imap.example.org:587");
+    launch = launch_spec(c);
+    ASSERT_TRUE(launch);
+    EXPECT_EQ(std::vector<std::string>(launch->spec.argv.begin() + 2,
+                                       launch->spec.argv.begin() + 8),
+              (std::vector<std::string>{"--network", "declared", "--allow-host",
+                                        "imap.example.org:993", "--allow-host",
+                                        "imap.example.org:587"}));
+    env.set("MAIL_SMTP_URL", "https://imap.example.org/");
+    env.set("MAIL_IMAP_URL", "not a url");
+    launch = launch_spec(c);
+    ASSERT_TRUE(launch);
+    EXPECT_EQ(launch->spec.argv[2], "--network");
+    EXPECT_EQ(launch->spec.argv[3], "none");
+    // The password is a secret of the server: what it says is redacted of it; the address is not.
+    EXPECT_EQ(server_secrets("mail", c), std::vector<std::string>{"pw-the-secret-value"});
+    // The kind is kept with the config, and only a kind sion has is read back.
+    Json j = config_to_json(c);
+    EXPECT_EQ(j.get("first_party").dump(), "\"mail\"");
+    auto back = config_from_json(j);
+    ASSERT_TRUE(back);
+    EXPECT_EQ(back->first_party, "mail");
+    j.set("first_party", "notes");
+    EXPECT_EQ(config_from_json(j).error().message(),
+              "member 'first_party' is not documents, mail or calendar");
+}
+
+// sion's calendar server with no settings: it starts with no network, and says what to set when
+// it is called.
+TEST(McpdConfig, SionsCalendarServerWithNoSettingsHasNoNetwork) {
+    Environment env;
+    FakeSandbox sandbox(env, "/nonexistent/home");
+    for (const char* name : {"CALDAV_URL", "CALDAV_USERNAME", "CALDAV_PASSWORD",
+                             "CALDAV_TOKEN_COMMAND", "SSL_CERT_FILE"})
+        env.set(name, nullptr);
+    ServerConfig c;
+    c.command = {"/usr/bin/sion-calendar"};
+    c.sandbox = "bwrap";
+    c.first_party = "calendar";
+    auto launch = launch_spec(c);
+    ASSERT_TRUE(launch) << launch.error().message();
+    EXPECT_EQ(launch->spec.argv, (std::vector<std::string>{sandbox.fake, "run", "--network",
+                                                          "none", "--",
+                                                          "/usr/bin/sion-calendar"}));
+    env.set("CALDAV_URL", "http://127.0.0.3:5232/");
+    launch = launch_spec(c);
+    ASSERT_TRUE(launch);
+    EXPECT_EQ(launch->spec.argv,
+              (std::vector<std::string>{sandbox.fake, "run", "--network", "declared",
+                                        "--allow-host", "127.0.0.3:5232", "--env", "CALDAV_URL",
+                                        "--", "/usr/bin/sion-calendar"}));
+}
+
 TEST(McpdConfig, AGrantIsCheckedForItsServer) {
     ServerConfig bwrap;
     bwrap.command = {"srv"};

@@ -98,6 +98,16 @@ TEST(McpdReview, ALocalToolDoesNotTaintAndKeepsItsEffect) {
     EXPECT_EQ(effect_label(d[1]), "write-local, repeats run again");
     EXPECT_TRUE(taints(d[2]));
     EXPECT_TRUE(taints(d[3])); // says nothing: external
+    // A server whose data is from outside (sion's mail): its reads taint, unless made local.
+    auto own = tool_defs(parse(R"([{"name":"read_mail","annotations":{"readOnlyHint":true,
+                                    "openWorldHint":false}}])")
+                             .view(),
+                         {}, "mail");
+    ASSERT_EQ(own.size(), 1U);
+    EXPECT_EQ(own[0].effect, Effect::read);
+    EXPECT_FALSE(taints(own[0]));
+    EXPECT_TRUE(taints(own[0], true));
+    EXPECT_FALSE(taints(d[0], true));
     // Made external again, a tool is no longer local.
     ASSERT_TRUE(set_effect(c, "query=read"));
     EXPECT_EQ(c.local, (std::set<std::string>{"save"}));
