@@ -672,4 +672,13 @@ TEST(Json, WholeNumbersArePrintedWithAllTheirDigits) {
     EXPECT_TRUE(o.view().get("us").is_number());
 }
 
+TEST(Utf8, ABoundaryIsNeverPastTheText) {
+    EXPECT_EQ(utf8_boundary("abc", 2), 2U);
+    EXPECT_EQ(utf8_boundary("abc", 3), 3U);
+    EXPECT_EQ(utf8_boundary("abc", 200), 3U);
+    EXPECT_EQ(utf8_boundary("", 5), 0U);
+    EXPECT_EQ(utf8_boundary("a\xc3\xa9", 2), 1U); // not inside the é
+    EXPECT_EQ(utf8_boundary("a\xc3\xa9", 9), 3U);
+}
+
 } // namespace sion
