@@ -2,6 +2,7 @@
 // A UTF-8 validator with an ASCII fast path: JSON lines are mostly ASCII.
 #include "lib/utf8.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
@@ -84,8 +85,7 @@ std::string text_for_json(std::string_view bytes) {
 }
 
 size_t utf8_boundary(std::string_view text, size_t keep) {
-    if (keep >= text.size())
-        return text.size();
+    keep = std::min(keep, text.size());
     // The length of the sequence a lead byte announces; 1 for anything else.
     auto length = [](unsigned char lead) -> size_t {
         if (lead >= 0xF0 && lead < 0xF8)

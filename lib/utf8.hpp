@@ -17,7 +17,7 @@ namespace sion {
 [[nodiscard]] std::string text_for_json(std::string_view bytes);
 
 // `keep`, or less, so that text[0, keep) does not end inside a character: where output kept up to a
-// cap is cut. A `keep` past the end is the text's size.
+// cap is cut. A `keep` past the end is taken as the text's size.
 [[nodiscard]] size_t utf8_boundary(std::string_view text, size_t keep);
 
 } // namespace sion

@@ -679,6 +679,8 @@ TEST(Utf8, ABoundaryIsNeverPastTheText) {
     EXPECT_EQ(utf8_boundary("", 5), 0U);
     EXPECT_EQ(utf8_boundary("a\xc3\xa9", 2), 1U); // not inside the é
     EXPECT_EQ(utf8_boundary("a\xc3\xa9", 9), 3U);
+    EXPECT_EQ(utf8_boundary("a\xc3", 9), 1U); // a text that ends inside a character
+    EXPECT_EQ(utf8_boundary("a\xc3", 2), 1U);
 }
 
 } // namespace sion
