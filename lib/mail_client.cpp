@@ -178,9 +178,17 @@ Error failure(CURLcode code, const char* errors, const Account& account, const G
     std::string where = shown_url(account.url);
     std::string why = *errors != '\0' ? one_line(errors) : curl().easy_strerror(code);
     std::string said = one_line(imap::last_tagged(g.lines));
-    // The tag ("A004 ") is curl's, not the server's words.
-    if (size_t space = said.find(' '); space != std::string::npos)
-        said.erase(0, space + 1);
+    // The tag ("A004 "), the status and a response code ("NO [AUTHENTICATIONFAILED] ") are not
+    // the server's words for a person.
+    for (int word = 0; word < 2; ++word)
+        if (size_t space = said.find(' '); space != std::string::npos)
+            said.erase(0, space + 1);
+    if (!said.empty() && said[0] == '[') {
+        size_t close = said.find("] ");
+        said.erase(0, close == std::string::npos ? said.size() : close + 2);
+    }
+    while (!said.empty() && (said.back() == '.' || said.back() == ' '))
+        said.pop_back();
     if (g.over)
         return make_error(Exit::data, "'%s' answered more than %zu MiB", where.c_str(),
                           g.max >> 20);

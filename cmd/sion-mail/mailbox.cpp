@@ -552,7 +552,10 @@ Answer Mailbox::read(JsonView arguments) {
             list += "; and " + std::to_string(m.attachments_more) + " more";
         header("Attachments", list + " — not given");
     }
-    text += "\n" + m.text;
+    std::string body = m.text;
+    while (!body.empty() && (body.back() == '\n' || body.back() == '\r' || body.back() == ' '))
+        body.pop_back();
+    text += "\n" + body;
     if (m.cut)
         text += "\n[the text is cut at 100 KiB]";
     if (bytes->size() >= k_message_max || (known->size && *known->size > k_message_max))
@@ -577,6 +580,10 @@ Result<Composed> composed(JsonView arguments, bool send) {
     }
     SION_TRY(c.draft.subject, text_arg(arguments, "subject", k_field_max));
     SION_TRY(c.draft.text, text_arg(arguments, "text", k_text_max));
+    for (const auto* list : {&c.draft.to, &c.draft.cc, &c.draft.bcc})
+        for (const std::string& one : *list)
+            if (address_of(one).empty())
+                return make_error(Exit::usage, "'%s' is not a mail address", one_line(one).c_str());
     SION_TRY(c.reply_folder, text_arg(arguments, "folder", k_field_max));
     if (c.reply_folder.empty())
         c.reply_folder = "INBOX";

@@ -108,6 +108,13 @@ public:
         if (m_deep)
             m_text += std::string(m_text.empty() ? "" : "\n\n")
                       + "[parts nested deeper than " + std::to_string(k_depth_max) + " left out]";
+        // GMime keeps the message's CRLF line ends; the text is read with LF ones.
+        std::string lf;
+        lf.reserve(m_text.size());
+        for (size_t i = 0; i < m_text.size(); ++i)
+            if (!(m_text[i] == '\r' && i + 1 < m_text.size() && m_text[i + 1] == '\n'))
+                lf += m_text[i];
+        m_text = std::move(lf);
         if (m_text.size() > m_limits.text) {
             m_text.resize(utf8_boundary(m_text, m_limits.text));
             m_out.cut = true;

@@ -15,7 +15,8 @@
 #       for `doveadm -c "$MAIL_PEERS_DOVECOT" save -u alice@example.org < message`)
 #   mail_peers_stop DIR             # stops both; safe to call twice, or after a failed start
 #
-# mail_peers_start returns non-zero, having said why on stderr, when a peer cannot start (within
+# DIR and its parents must be searchable by other users (Dovecot and Postfix drop to theirs): a
+# suite gives its scratch directory mode 711 first. mail_peers_start returns non-zero, having said why on stderr, when a peer cannot start (within
 # 20 s); it exits nothing, so a suite decides whether that is a skip or a failure. Running it as a
 # program (`bash tests/e2e/mail_peers.sh start DIR PASSWORD`) prints the ports as NAME=VALUE lines
 # and leaves the peers running; `bash tests/e2e/mail_peers.sh stop DIR` stops them.
@@ -202,6 +203,10 @@ mail_peers_start() { # DIR PASSWORD
     command -v postfix >/dev/null || { echo "mail_peers: postfix is not installed (Debian package postfix)" >&2; return 1; }
     [ "$(id -u)" -eq 0 ] || { echo "mail_peers: Dovecot and Postfix are started as root" >&2; return 1; }
     mkdir -p "$dir" && chmod 755 "$dir"
+    if ! runuser -u postfix -- test -x "$dir" 2>/dev/null; then
+        echo "mail_peers: '$dir' cannot be reached by the users postfix and mail: give its parents mode 711" >&2
+        return 1
+    fi
     ports=$(mail_peers_ports 6) || return 1
     read -r MAIL_IMAP_PORT MAIL_IMAPS_PORT MAIL_SMTP_PORT MAIL_SMTPS_PORT MAIL_LMTP_PORT MAIL_AUTH_PORT <<<"$(echo $ports)"
     export MAIL_IMAP_PORT MAIL_IMAPS_PORT MAIL_SMTP_PORT MAIL_SMTPS_PORT MAIL_LMTP_PORT MAIL_AUTH_PORT
@@ -225,6 +230,14 @@ mail_peers_start() { # DIR PASSWORD
     done
 }
 
+# mail_peers_alive PID: whether PID runs (a zombie left for an init that does not reap does not).
+mail_peers_alive() {
+    local stat
+    stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+    stat=${stat##*) }
+    [ "${stat%% *}" != Z ]
+}
+
 mail_peers_stop() { # DIR
     local dir="$1" pid
     [ -d "$dir/postfix/etc" ] && postfix -c "$dir/postfix/etc" stop >/dev/null 2>&1
@@ -232,7 +245,7 @@ mail_peers_stop() { # DIR
         pid=$(cat "$dir/dovecot/run/master.pid")
         kill "$pid" 2>/dev/null
         local tenths=100
-        while kill -0 "$pid" 2>/dev/null && [ "$tenths" -gt 0 ]; do
+        while mail_peers_alive "$pid" && [ "$tenths" -gt 0 ]; do
             tenths=$((tenths - 1))
             sleep 0.1
         done
