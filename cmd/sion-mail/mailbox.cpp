@@ -58,7 +58,7 @@ Result<std::string> url_setting(const char* name, const char* a, const char* b) 
         return url;
     std::string lower = ascii_lower(url);
     if (lower.rfind(std::string(a) + "://", 0) != 0 && lower.rfind(std::string(b) + "://", 0) != 0)
-        return make_error(Exit::config, "%s '%s' is not a %s:// or %s:// URL", name,
+        return make_error(Exit::config, "%s '%s' is not an %s:// or %s:// URL", name,
                           mail::shown_url(url).c_str(), a, b);
     size_t path = url.find('/', url.find("://") + 3);
     if (path != std::string::npos)
