@@ -165,6 +165,51 @@ doveadm -c "$MAIL_PEERS_DOVECOT" search -u alice@example.org mailbox Sent header
 expect_py '"| alice@example.org | '"$subject"' | unseen" in a(1)["content"][0]["text"]'
 expect_py 'a(2)["content"][0]["text"].endswith("Subject: '"$subject"'\nMessage-ID: <'"$id"'>\n\nHallo Bob — schöne Grüße.\nZeile zwei.")'
 
+# -- Through an HTTP proxy, as in sion's sandbox: ALL_PROXY names it, NO_PROXY exempts 127.0.0.1
+# only, and IMAP and SMTP are tunnelled with CONNECT.
+proxy_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+python3 - "$proxy_port" "$scratch/proxy.log" <<'PY' &
+import socket, sys, threading
+listener = socket.create_server(("127.0.0.1", int(sys.argv[1])))
+log = open(sys.argv[2], "a", buffering=1)
+def pipe(a, b):
+    try:
+        while (data := a.recv(65536)):
+            b.sendall(data)
+        b.shutdown(socket.SHUT_WR)
+    except OSError:
+        pass
+def serve(client):
+    head = b""
+    while b"\r\n\r\n" not in head:
+        chunk = client.recv(4096)
+        if not chunk:
+            return
+        head += chunk
+    line = head.split(b"\r\n", 1)[0].decode()
+    log.write(line + "\n")
+    method, target, _ = line.split(" ", 2)
+    host, port = target.rsplit(":", 1)
+    server = socket.create_connection((host, int(port)))
+    client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+    threading.Thread(target=pipe, args=(client, server), daemon=True).start()
+    pipe(server, client)
+while True:
+    c, _ = listener.accept()
+    threading.Thread(target=serve, args=(c,), daemon=True).start()
+PY
+proxy=$!
+wait_until 20 python3 -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1).close()' "$proxy_port" && ok || fail "the proxy never listened"
+{
+    call 1 search_mail '{"from":"Müller"}'
+    call 2 send_mail '{"to":["bob@example.org"],"subject":"through the proxy","text":"tunnelled"}'
+} | ALL_PROXY="http://127.0.0.1:$proxy_port" NO_PROXY=localhost,127.0.0.1,::1 serve
+expect_py 'a(1)["content"][0]["text"].startswith("1 message matches")'
+expect_py 'a(2)["content"][0]["text"].startswith("sent to bob@example.org as <")'
+expect_grep "^CONNECT 127.0.0.2:$MAIL_IMAP_PORT HTTP/1.1\$" "$scratch/proxy.log"
+expect_grep "^CONNECT 127.0.0.2:$MAIL_SMTP_PORT HTTP/1.1\$" "$scratch/proxy.log"
+stop_job TERM "$proxy" 10
+
 # -- What goes wrong: each one line, and the next call works.
 coproc MAIL { sion-mail 2>"$scratch/coproc.err"; }
 ask() { # ask REQUEST: one line to the running server, its answer's text in $scratch/out
