@@ -236,7 +236,7 @@ Result<Settings> Mailbox::settings(bool imap, bool smtp) const {
                           "mail is not set up: neither MAIL_PASSWORD nor MAIL_TOKEN_COMMAND is "
                           "set; keep one with sion agent credential add MAIL_PASSWORD");
     if (s.username.empty())
-        s.username = s.address;
+        s.username = address_of(s.address).empty() ? s.address : address_of(s.address);
     return s;
 }
 
