@@ -165,6 +165,16 @@ doveadm -c "$MAIL_PEERS_DOVECOT" search -u alice@example.org mailbox Sent header
 expect_py '"| alice@example.org | '"$subject"' | unseen" in a(1)["content"][0]["text"]'
 expect_py 'a(2)["content"][0]["text"].endswith("Subject: '"$subject"'\nMessage-ID: <'"$id"'>\n\nHallo Bob — schöne Grüße.\nZeile zwei.")'
 
+# -- An address with a display name: it logs in as the address, and sends from the name and address.
+{
+    call 1 list_folders
+    call 2 draft_mail '{"to":["bob@example.org"],"subject":"named","text":"x"}'
+} | MAIL_ADDRESS='Alice Liddell <alice@example.org>' serve
+expect_py 'a(1)["content"][0]["text"].startswith("INBOX: 3 messages")'
+expect_py 'a(2)["content"][0]["text"].startswith("draft saved in '"'"'Drafts'"'"' as uid 2")'
+doveadm -c "$MAIL_PEERS_DOVECOT" fetch -u alice@example.org hdr mailbox Drafts uid 2 >"$scratch/named" 2>&1
+expect_grep '^From: Alice Liddell <alice@example.org>' "$scratch/named"
+
 # -- Through an HTTP proxy, as in sion's sandbox: ALL_PROXY names it, NO_PROXY exempts 127.0.0.1
 # only, and IMAP and SMTP are tunnelled with CONNECT.
 proxy_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
@@ -199,7 +209,8 @@ while True:
     threading.Thread(target=serve, args=(c,), daemon=True).start()
 PY
 proxy=$!
-wait_until 20 python3 -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1).close()' "$proxy_port" && ok || fail "the proxy never listened"
+proxy_up() { python3 -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1).close()' "$proxy_port" 2>/dev/null; }
+wait_until 20 proxy_up && ok || fail "the proxy never listened"
 {
     call 1 search_mail '{"from":"Müller"}'
     call 2 send_mail '{"to":["bob@example.org"],"subject":"through the proxy","text":"tunnelled"}'
