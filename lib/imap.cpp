@@ -42,9 +42,7 @@ public:
         m_at = lf == std::string_view::npos ? m_text.size() : lf + 1;
     }
 
-    [[nodiscard]] bool starts_untagged() const {
-        return m_text.substr(m_at, 2) == "* ";
-    }
+    [[nodiscard]] bool starts_untagged() const { return m_text.substr(m_at, 2) == "* "; }
 
     // The items of one response, up to its line's end (literals included).
     Result<std::vector<Item>> response() {
@@ -146,7 +144,8 @@ private:
         else if (m_text.substr(m_at, 1) == "\n")
             m_at += 1;
         else
-            return make_error(Exit::data, "an IMAP response has a literal not followed by a line break");
+            return make_error(Exit::data,
+                              "an IMAP response has a literal not followed by a line break");
         size_t take = static_cast<size_t>(std::min<uint64_t>(n, m_text.size() - m_at));
         std::string s(m_text.substr(m_at, take));
         m_at += take;
@@ -380,7 +379,8 @@ bool add_set(std::string_view set, std::vector<uint32_t>& out, size_t max) {
         size_t colon = part.find(':');
         Item a{Item::Kind::atom, std::string(part.substr(0, colon)), {}};
         Item b{Item::Kind::atom,
-               std::string(colon == std::string_view::npos ? part : part.substr(colon + 1)), {}};
+               std::string(colon == std::string_view::npos ? part : part.substr(colon + 1)),
+               {}};
         auto lo = a.number(), hi = b.number();
         if (lo && hi && *lo <= UINT32_MAX && *hi <= UINT32_MAX) {
             uint64_t from = std::min(*lo, *hi), to = std::max(*lo, *hi);

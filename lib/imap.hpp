@@ -34,7 +34,9 @@ struct Item {
     std::vector<Item> items; // a list's items
 
     [[nodiscard]] bool is_atom(std::string_view word) const; // ignoring ASCII case
+
     [[nodiscard]] bool is_nil() const { return kind == Kind::atom && is_atom("NIL"); }
+
     // A number's value (an atom of digits), else none.
     [[nodiscard]] std::optional<uint64_t> number() const;
 };
@@ -52,11 +54,12 @@ struct Item {
 [[nodiscard]] std::vector<std::string> capabilities(std::string_view raw);
 
 struct Folder {
-    std::string name;     // as the server spells it (modified UTF-7)
-    std::string shown;    // decoded to UTF-8
-    std::string special;  // "\Drafts", "\Sent", ... or ""
+    std::string name;    // as the server spells it (modified UTF-7)
+    std::string shown;   // decoded to UTF-8
+    std::string special; // "\Drafts", "\Sent", ... or ""
     bool selectable = true;
 };
+
 // The folders of LIST responses, in the order given.
 [[nodiscard]] std::vector<Folder> folders(const std::vector<std::vector<Item>>& responses);
 
@@ -64,6 +67,7 @@ struct FolderStatus {
     std::string mailbox;
     std::optional<uint64_t> messages, unseen;
 };
+
 [[nodiscard]] std::vector<FolderStatus> statuses(const std::vector<std::vector<Item>>& responses);
 
 // The UIDs of SEARCH and ESEARCH (ALL) responses, ascending and without repeats, at most `max`
@@ -72,6 +76,7 @@ struct Uids {
     std::vector<uint32_t> uids;
     bool more = false;
 };
+
 [[nodiscard]] Uids search_uids(const std::vector<std::vector<Item>>& responses, size_t max);
 
 // One message of FETCH responses: its UID, flags, INTERNALDATE and RFC822.SIZE when asked for,
@@ -85,6 +90,7 @@ struct Fetched {
 
     [[nodiscard]] bool has_flag(std::string_view flag) const;
 };
+
 [[nodiscard]] std::vector<Fetched> fetched(const std::vector<std::vector<Item>>& responses);
 
 // `text` as an IMAP quoted string ("a \"b\""). Exit::usage when it holds CR, LF or NUL (it could

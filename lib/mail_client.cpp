@@ -131,6 +131,7 @@ Status set_common(CURL* h, Setup& o, const Account& account, const std::string& 
     o.set(CURLOPT_SSL_VERIFYHOST, 2L);
     if (const char* ca = getenv_nonempty("SSL_CERT_FILE")) {
         struct stat st {};
+
         if (::stat(ca, &st) != 0 || ::access(ca, R_OK) != 0)
             return sys_error(Exit::config, errno, "SSL_CERT_FILE '%s' cannot be read", ca);
         o.set(CURLOPT_CAINFO, ca);
@@ -349,10 +350,13 @@ Status smtp_send(const Account& account, std::string_view from,
     curl_slist* rcpt = nullptr;
     for (const std::string& r : recipients)
         rcpt = curl().slist_append(rcpt, ("<" + r + ">").c_str());
+
     struct Free {
         curl_slist* list;
+
         ~Free() { curl().slist_free_all(list); }
     } freed{rcpt};
+
     SION_CHECK(set_common(h, o, account, url, limits, errors, "smtp,smtps"));
     o.set(CURLOPT_MAIL_FROM, sender.c_str());
     o.set(CURLOPT_MAIL_RCPT, rcpt);

@@ -80,7 +80,7 @@ private:
 // Submits `message` (CRLF lines, headers included) from `from` to `recipients` through the SMTP
 // server of `account`.
 [[nodiscard]] Status smtp_send(const Account& account, std::string_view from,
-                               const std::vector<std::string>& recipients,
-                               std::string_view message, Limits limits = {});
+                               const std::vector<std::string>& recipients, std::string_view message,
+                               Limits limits = {});
 
 } // namespace sion::mail

@@ -16,12 +16,12 @@ namespace {
 
 constexpr int64_t k_results_default = 20;
 constexpr int64_t k_results_max = 100;
-constexpr size_t k_search_max = 1000000; // UIDs a search reads, at most
+constexpr size_t k_search_max = 1000000;           // UIDs a search reads, at most
 constexpr size_t k_message_max = size_t{16} << 20; // bytes of a message read
 constexpr size_t k_folders_max = 500;
-constexpr size_t k_status_max = 50;      // folders counted one STATUS each, without LIST-STATUS
+constexpr size_t k_status_max = 50; // folders counted one STATUS each, without LIST-STATUS
 constexpr size_t k_recipients_max = 100;
-constexpr size_t k_field_max = 1000;     // bytes of a search criterion or a subject
+constexpr size_t k_field_max = 1000;           // bytes of a search criterion or a subject
 constexpr size_t k_text_max = size_t{1} << 20; // bytes of a draft's text
 constexpr auto k_token_kept = std::chrono::minutes(5);
 constexpr auto k_token_time = std::chrono::seconds(30);
@@ -40,8 +40,10 @@ Json read_tool(const char* name, const char* title, const char* description, Jso
 }
 
 std::string not_set(const char* name) {
-    return std::string("mail is not set up: ") + name + " is not set; keep it with sion agent "
-           "credential add " + name;
+    return std::string("mail is not set up: ") + name
+           + " is not set; keep it with sion agent "
+             "credential add "
+           + name;
 }
 
 Result<std::string> setting(const char* name) {
@@ -138,12 +140,12 @@ Json Mailbox::tools() {
     search_props.set("unseen", mcp_serve::boolean_property("only messages not yet read"));
     search_props.set("limit", integer_property("how many messages to list, newest first (20)", 1,
                                                k_results_max));
-    search_props.set("offset", integer_property("how many of the newest to pass over (0)", 0,
-                                                INT32_MAX));
+    search_props.set("offset",
+                     integer_property("how many of the newest to pass over (0)", 0, INT32_MAX));
     Json read_props = Json::object();
     read_props.set("folder", string_property("the folder the message is in (INBOX)"));
-    read_props.set("uid", integer_property("the message's UID, as search_mail gives it", 1,
-                                           UINT32_MAX));
+    read_props.set("uid",
+                   integer_property("the message's UID, as search_mail gives it", 1, UINT32_MAX));
     auto compose = [](bool send) {
         Json p = Json::object();
         p.set("to", strings_property("the recipients' addresses (\"Bob <bob@example.org>\" or "
@@ -350,8 +352,9 @@ Answer Mailbox::list_folders() {
     if (!caps)
         return failed("cannot list folders", caps.error());
     bool list_status = std::find(caps->begin(), caps->end(), "LIST-STATUS") != caps->end();
-    auto said = command("", list_status ? "LIST \"\" \"*\" RETURN (SPECIAL-USE STATUS (MESSAGES UNSEEN))"
-                                        : "LIST \"\" \"*\"");
+    auto said =
+        command("", list_status ? "LIST \"\" \"*\" RETURN (SPECIAL-USE STATUS (MESSAGES UNSEEN))"
+                                : "LIST \"\" \"*\"");
     if (!said)
         return failed("cannot list folders", said.error());
     auto responses = imap::parse_untagged(*said);
@@ -366,7 +369,8 @@ Answer Mailbox::list_folders() {
             if (!folders[i].selectable)
                 continue;
             auto q = imap::quote(folders[i].name);
-            auto st = q ? command("", "STATUS " + *q + " (MESSAGES UNSEEN)") : Result<std::string>(q.error());
+            auto st = q ? command("", "STATUS " + *q + " (MESSAGES UNSEEN)")
+                        : Result<std::string>(q.error());
             if (!st)
                 continue;
             auto parsed = imap::parse_untagged(*st);
@@ -454,8 +458,8 @@ Answer Mailbox::search(JsonView arguments) {
     if (total == 0)
         return {"no messages match in " + shown_folder};
     if (static_cast<size_t>(offset) >= total)
-        return {std::to_string(total) + " messages match in " + shown_folder
-                + "; none past offset " + std::to_string(offset)};
+        return {std::to_string(total) + " messages match in " + shown_folder + "; none past offset "
+                + std::to_string(offset)};
     std::vector<uint32_t> page;
     for (size_t i = total - 1 - static_cast<size_t>(offset);
          page.size() < static_cast<size_t>(limit); --i) {
@@ -472,14 +476,14 @@ Answer Mailbox::search(JsonView arguments) {
     if (!fetched_responses)
         return failed("cannot search mail", fetched_responses.error());
     std::vector<imap::Fetched> all = imap::fetched(*fetched_responses);
-    std::string text = std::to_string(total) + (found.more ? "+" : "")
-                       + (total == 1 ? " message matches" : " messages match") + " in "
-                       + shown_folder + ", newest first; "
-                       + (page.size() == total ? std::string("all shown")
-                                               : std::to_string(offset + 1) + " to "
-                                                     + std::to_string(offset + page.size())
-                                                     + " shown")
-                       + ":";
+    std::string text =
+        std::to_string(total) + (found.more ? "+" : "")
+        + (total == 1 ? " message matches" : " messages match") + " in " + shown_folder
+        + ", newest first; "
+        + (page.size() == total ? std::string("all shown")
+                                : std::to_string(offset + 1) + " to "
+                                      + std::to_string(offset + page.size()) + " shown")
+        + ":";
     for (uint32_t uid : page) {
         const imap::Fetched* f = find_uid(all, uid);
         if (f == nullptr)
@@ -630,8 +634,8 @@ Answer Mailbox::draft(JsonView arguments) {
             c->draft.references = one_line(m.references + " " + c->draft.in_reply_to);
         }
         if (c->draft.subject.empty())
-            c->draft.subject = ascii_lower(m.subject.substr(0, 3)) == "re:" ? m.subject
-                                                                            : "Re: " + m.subject;
+            c->draft.subject =
+                ascii_lower(m.subject.substr(0, 3)) == "re:" ? m.subject : "Re: " + m.subject;
         if (c->draft.to.empty() && !(m.reply_to.empty() && m.from.empty()))
             c->draft.to.push_back(m.reply_to.empty() ? m.from : m.reply_to);
     }
@@ -661,7 +665,8 @@ Answer Mailbox::draft(JsonView arguments) {
     }
     std::string flagged;
     if (uid != 0) {
-        auto stored = command(*drafts, "UID STORE " + std::to_string(uid) + " +FLAGS.SILENT (\\Draft)");
+        auto stored =
+            command(*drafts, "UID STORE " + std::to_string(uid) + " +FLAGS.SILENT (\\Draft)");
         if (!stored)
             flagged = " (not flagged \\Draft: " + stored.error().message() + ")";
     }
@@ -705,8 +710,8 @@ Answer Mailbox::send(JsonView arguments) {
             c->draft.references = one_line(m.references + " " + c->draft.in_reply_to);
         }
         if (c->draft.subject.empty())
-            c->draft.subject = ascii_lower(m.subject.substr(0, 3)) == "re:" ? m.subject
-                                                                            : "Re: " + m.subject;
+            c->draft.subject =
+                ascii_lower(m.subject.substr(0, 3)) == "re:" ? m.subject : "Re: " + m.subject;
         if (c->draft.to.empty() && !(m.reply_to.empty() && m.from.empty()))
             c->draft.to.push_back(m.reply_to.empty() ? m.from : m.reply_to);
     }
@@ -718,8 +723,8 @@ Answer Mailbox::send(JsonView arguments) {
     auto smtp_account = account(*s, s->smtp_url);
     if (!smtp_account)
         return failed("cannot send the message", smtp_account.error(), true);
-    Status sent = mail::smtp_send(*smtp_account, address_of(s->address), built->recipients,
-                                  built->bytes);
+    Status sent =
+        mail::smtp_send(*smtp_account, address_of(s->address), built->recipients, built->bytes);
     if (!sent)
         return failed("cannot send the message", sent.error(), true);
     std::string to;

@@ -43,9 +43,13 @@ public:
     Mailbox() = default;
 
     [[nodiscard]] std::string_view server_name() const override { return "sion-mail"; }
+
     [[nodiscard]] Json list() const override { return tools(); }
+
     [[nodiscard]] static Json tools();
+
     [[nodiscard]] bool has(std::string_view name) const override { return has_tool(name); }
+
     [[nodiscard]] static bool has_tool(std::string_view name);
     [[nodiscard]] Answer call(std::string_view name, JsonView arguments) override;
 

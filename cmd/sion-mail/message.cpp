@@ -23,13 +23,17 @@ template <class T>
 class Ref {
 public:
     explicit Ref(T* p) : m_p(p) {}
+
     Ref(const Ref&) = delete;
     Ref& operator=(const Ref&) = delete;
+
     ~Ref() {
         if (m_p != nullptr)
             g_object_unref(m_p);
     }
+
     [[nodiscard]] T* get() const { return m_p; }
+
     explicit operator bool() const { return m_p != nullptr; }
 
 private:
@@ -92,7 +96,8 @@ public:
             multipart(GMIME_MULTIPART(obj), depth);
         } else if (GMIME_IS_MESSAGE_PART(obj)) {
             GMimeMessage* inner = g_mime_message_part_get_message(GMIME_MESSAGE_PART(obj));
-            std::string subject = inner != nullptr ? or_empty(g_mime_message_get_subject(inner)) : "";
+            std::string subject =
+                inner != nullptr ? or_empty(g_mime_message_get_subject(inner)) : "";
             attach(subject.empty() ? "forwarded message" : one_line(subject) + ".eml",
                    "message/rfc822", 0);
         } else if (GMIME_IS_PART(obj)) {
@@ -106,8 +111,8 @@ public:
             m_text = web::html_to_text(m_html, "utf-8", "").text;
         }
         if (m_deep)
-            m_text += std::string(m_text.empty() ? "" : "\n\n")
-                      + "[parts nested deeper than " + std::to_string(k_depth_max) + " left out]";
+            m_text += std::string(m_text.empty() ? "" : "\n\n") + "[parts nested deeper than "
+                      + std::to_string(k_depth_max) + " left out]";
         // GMime keeps the message's CRLF line ends; the text is read with LF ones.
         std::string lf;
         lf.reserve(m_text.size());
@@ -190,8 +195,9 @@ bool has_bad_bytes(std::string_view s) {
 }
 
 // Adds each mailbox of `given` to `type` of `msg` and their addresses to `rcpts`.
-Status add_addresses(GMimeMessage* msg, GMimeAddressType type, const std::vector<std::string>& given,
-                     const char* what, std::vector<std::string>& rcpts) {
+Status add_addresses(GMimeMessage* msg, GMimeAddressType type,
+                     const std::vector<std::string>& given, const char* what,
+                     std::vector<std::string>& rcpts) {
     for (const std::string& one : given) {
         if (has_bad_bytes(one))
             return make_error(Exit::usage, "%s address cannot hold a line break", what);
@@ -272,9 +278,12 @@ Result<Built> build_message(const Draft& draft) {
     GMimeMessage* m = msg.get();
     std::vector<std::string> from_list;
     SION_CHECK(add_addresses(m, GMIME_ADDRESS_TYPE_FROM, {draft.from}, "the sender's", from_list));
-    SION_CHECK(add_addresses(m, GMIME_ADDRESS_TYPE_TO, draft.to, "a recipient's", built.recipients));
-    SION_CHECK(add_addresses(m, GMIME_ADDRESS_TYPE_CC, draft.cc, "a recipient's", built.recipients));
-    SION_CHECK(add_addresses(m, GMIME_ADDRESS_TYPE_BCC, draft.bcc, "a recipient's", built.recipients));
+    SION_CHECK(
+        add_addresses(m, GMIME_ADDRESS_TYPE_TO, draft.to, "a recipient's", built.recipients));
+    SION_CHECK(
+        add_addresses(m, GMIME_ADDRESS_TYPE_CC, draft.cc, "a recipient's", built.recipients));
+    SION_CHECK(
+        add_addresses(m, GMIME_ADDRESS_TYPE_BCC, draft.bcc, "a recipient's", built.recipients));
     g_mime_message_set_subject(m, draft.subject.c_str(), "utf-8");
     GDateTime* now = g_date_time_new_now_local();
     g_mime_message_set_date(m, now);
@@ -283,7 +292,8 @@ Result<Built> build_message(const Draft& draft) {
     built.message_id = take(g_mime_utils_generate_message_id(domain.c_str()));
     g_mime_message_set_message_id(m, built.message_id.c_str());
     if (!draft.in_reply_to.empty() && !has_bad_bytes(draft.in_reply_to))
-        g_mime_object_set_header(GMIME_OBJECT(m), "In-Reply-To", draft.in_reply_to.c_str(), nullptr);
+        g_mime_object_set_header(GMIME_OBJECT(m), "In-Reply-To", draft.in_reply_to.c_str(),
+                                 nullptr);
     if (!draft.references.empty() && !has_bad_bytes(draft.references))
         g_mime_object_set_header(GMIME_OBJECT(m), "References", draft.references.c_str(), nullptr);
     Ref<GMimeTextPart> body(g_mime_text_part_new_with_subtype("plain"));
@@ -291,9 +301,9 @@ Result<Built> build_message(const Draft& draft) {
     if (text.empty() || text.back() != '\n')
         text += '\n';
     g_mime_text_part_set_text(body.get(), text.c_str());
-    g_mime_part_set_content_encoding(
-        GMIME_PART(body.get()),
-        g_mime_part_get_best_content_encoding(GMIME_PART(body.get()), GMIME_ENCODING_CONSTRAINT_7BIT));
+    g_mime_part_set_content_encoding(GMIME_PART(body.get()),
+                                     g_mime_part_get_best_content_encoding(
+                                         GMIME_PART(body.get()), GMIME_ENCODING_CONSTRAINT_7BIT));
     g_mime_message_set_mime_part(m, GMIME_OBJECT(body.get()));
     GMimeFormatOptions* options = g_mime_format_options_new();
     g_mime_format_options_set_newline_format(options, GMIME_NEWLINE_FORMAT_DOS);

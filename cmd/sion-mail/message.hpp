@@ -24,16 +24,16 @@ inline constexpr size_t k_depth_max = 32;
 void mime_init();
 
 struct Attachment {
-    std::string name; // the file name, decoded; "" when it has none
-    std::string type; // "application/pdf"
+    std::string name;  // the file name, decoded; "" when it has none
+    std::string type;  // "application/pdf"
     uint64_t size = 0; // decoded bytes
 };
 
 struct Message {
     std::string from, to, cc, reply_to, date, subject, message_id, references;
     std::string text;
-    bool cut = false;     // the text was longer than the limit
-    bool html = false;    // the text was made from HTML
+    bool cut = false;  // the text was longer than the limit
+    bool html = false; // the text was made from HTML
     std::vector<Attachment> attachments;
     size_t attachments_more = 0;
 };
@@ -50,17 +50,17 @@ struct Limits {
 [[nodiscard]] std::string decode_header(std::string_view raw);
 
 struct Draft {
-    std::string from;               // "alice@example.org" or "Alice <alice@example.org>"
+    std::string from; // "alice@example.org" or "Alice <alice@example.org>"
     std::vector<std::string> to, cc, bcc;
-    std::string subject;            // UTF-8
-    std::string text;               // UTF-8
-    std::string in_reply_to;        // "<id@host>" or ""
-    std::string references;         // "<a@b> <c@d>" or ""
+    std::string subject;     // UTF-8
+    std::string text;        // UTF-8
+    std::string in_reply_to; // "<id@host>" or ""
+    std::string references;  // "<a@b> <c@d>" or ""
 };
 
 struct Built {
-    std::string bytes;              // the message, CRLF line ends
-    std::string message_id;         // without angle brackets
+    std::string bytes;                   // the message, CRLF line ends
+    std::string message_id;              // without angle brackets
     std::vector<std::string> recipients; // addresses of to, cc and bcc, for SMTP
 };
 

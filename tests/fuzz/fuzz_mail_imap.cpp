@@ -42,6 +42,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         check(static_cast<unsigned char>(c) < 0x80, "an encoded name that is not ASCII");
     auto quoted = sion::imap::quote(raw);
     if (quoted)
-        check(quoted->find_first_of("\r\n") == std::string::npos, "a quoted string with a line break");
+        check(quoted->find_first_of("\r\n") == std::string::npos,
+              "a quoted string with a line break");
     return 0;
 }

@@ -78,8 +78,8 @@ TEST(MailImap, FetchReadsLiteralsWhateverTheyHold) {
 }
 
 TEST(MailImap, HostileResponsesAreErrorsOrNothing) {
-    EXPECT_FALSE(parse_untagged("* LIST (\\A \"/\" x\r\n"));           // a list never closed
-    EXPECT_FALSE(parse_untagged("* LIST )\r\n"));                      // closed, never opened
+    EXPECT_FALSE(parse_untagged("* LIST (\\A \"/\" x\r\n")); // a list never closed
+    EXPECT_FALSE(parse_untagged("* LIST )\r\n"));            // closed, never opened
     EXPECT_FALSE(parse_untagged("* X \"never closed\r\n"));
     EXPECT_FALSE(parse_untagged("* X {12x}\r\nabc\r\n"));
     EXPECT_FALSE(parse_untagged("* X {99999999999999999999999}\r\n"));
@@ -107,8 +107,8 @@ TEST(MailImap, QuotingLetsNothingOutOfTheString) {
     EXPECT_EQ(*quote("a \"b\" \\ c"), "\"a \\\"b\\\" \\\\ c\"");
     EXPECT_EQ(*quote("{5}"), "\"{5}\"");
     EXPECT_EQ(*quote("Grüße"), "\"Grüße\"");
-    for (std::string bad : {std::string("x\r\nA1 LOGOUT"), std::string("x\nA1"), std::string("a\0b", 3),
-                            std::string("\r")}) {
+    for (std::string bad : {std::string("x\r\nA1 LOGOUT"), std::string("x\nA1"),
+                            std::string("a\0b", 3), std::string("\r")}) {
         auto q = quote(bad);
         ASSERT_FALSE(q);
         EXPECT_EQ(q.error().message(), "search text cannot hold a line break or a NUL");

@@ -13,15 +13,16 @@ namespace sion::mail_cmd {
 namespace {
 
 TEST(MailMessage, MultipartWithQuotedPrintableAndAttachment) {
-    std::string raw = "From: =?UTF-8?B?SsO8cmdlbg==?= <j@example.org>\r\n"
-                      "To: a@example.org\r\nSubject: =?ISO-8859-1?Q?K=F6ln?=\r\n"
-                      "Message-ID: <m1@example.org>\r\nReferences: <r0@example.org>\r\n"
-                      "MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n"
-                      "--b\r\nContent-Type: text/plain; charset=iso-8859-1\r\n"
-                      "Content-Transfer-Encoding: quoted-printable\r\n\r\nSch=F6n=\r\n!\r\n"
-                      "--b\r\nContent-Type: image/png\r\nContent-Disposition: attachment; "
-                      "filename*=UTF-8''gr%C3%BC%C3%9Fe.png\r\nContent-Transfer-Encoding: base64\r\n\r\n"
-                      "AAECAwQFBgc=\r\n--b--\r\n";
+    std::string raw =
+        "From: =?UTF-8?B?SsO8cmdlbg==?= <j@example.org>\r\n"
+        "To: a@example.org\r\nSubject: =?ISO-8859-1?Q?K=F6ln?=\r\n"
+        "Message-ID: <m1@example.org>\r\nReferences: <r0@example.org>\r\n"
+        "MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n"
+        "--b\r\nContent-Type: text/plain; charset=iso-8859-1\r\n"
+        "Content-Transfer-Encoding: quoted-printable\r\n\r\nSch=F6n=\r\n!\r\n"
+        "--b\r\nContent-Type: image/png\r\nContent-Disposition: attachment; "
+        "filename*=UTF-8''gr%C3%BC%C3%9Fe.png\r\nContent-Transfer-Encoding: base64\r\n\r\n"
+        "AAECAwQFBgc=\r\n--b--\r\n";
     Message m = read_message(raw);
     EXPECT_EQ(m.from, "Jürgen <j@example.org>");
     EXPECT_EQ(m.subject, "Köln");
@@ -86,7 +87,8 @@ TEST(MailMessage, HostileInputIsReadAsFarAsItGoes) {
     std::string many = "Content-Type: multipart/mixed; boundary=b\r\n\r\n";
     for (int i = 0; i < 150; ++i)
         many += "--b\r\nContent-Type: application/octet-stream\r\nContent-Disposition: attachment; "
-                "filename=f" + std::to_string(i) + "\r\n\r\nx\r\n";
+                "filename=f"
+                + std::to_string(i) + "\r\n\r\nx\r\n";
     many += "--b--\r\n";
     Message lots = read_message(many);
     EXPECT_EQ(lots.attachments.size(), 100U);
@@ -106,8 +108,8 @@ TEST(MailMessage, BuiltWithEncodedWordsDateIdAndThreading) {
     auto built = build_message(d);
     ASSERT_TRUE(built) << built.error().message();
     const std::string& b = built->bytes;
-    EXPECT_EQ(built->recipients,
-              (std::vector<std::string>{"bob@example.org", "carol@example.net", "secret@example.net"}));
+    EXPECT_EQ(built->recipients, (std::vector<std::string>{"bob@example.org", "carol@example.net",
+                                                           "secret@example.net"}));
     EXPECT_LT(b.find("Date: "), b.find("\r\n\r\n"));
     EXPECT_NE(b.find("Message-Id: <" + built->message_id + ">"), std::string::npos);
     EXPECT_NE(b.find("In-Reply-To: <orig@example.org>\r\n"), std::string::npos);
