@@ -312,7 +312,7 @@ std::vector<std::string> capabilities(std::string_view raw) {
         size_t code = line.find("[CAPABILITY ");
         if (line.rfind("* CAPABILITY ", 0) == 0)
             take(line.substr(13));
-        else if (code != std::string_view::npos && code < 16) {
+        else if (code < 16) { // the code of a greeting or a tagged line, not text
             size_t close = line.find(']', code);
             if (close != std::string_view::npos)
                 take(line.substr(code + 12, close - code - 12));

@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 
 namespace sion::mail {
 
@@ -347,19 +348,14 @@ Status smtp_send(const Account& account, std::string_view from,
     Upload up{message, 0};
     std::string url = account.url;
     std::string sender = "<" + std::string(from) + ">";
-    curl_slist* rcpt = nullptr;
+    auto free_list = [](curl_slist* list) { curl().slist_free_all(list); };
+    std::unique_ptr<curl_slist, decltype(free_list)> rcpt(nullptr, free_list);
     for (const std::string& r : recipients)
-        rcpt = curl().slist_append(rcpt, ("<" + r + ">").c_str());
-
-    struct Free {
-        curl_slist* list;
-
-        ~Free() { curl().slist_free_all(list); }
-    } freed{rcpt};
+        rcpt.reset(curl().slist_append(rcpt.release(), ("<" + r + ">").c_str()));
 
     SION_CHECK(set_common(h, o, account, url, limits, errors, "smtp,smtps"));
     o.set(CURLOPT_MAIL_FROM, sender.c_str());
-    o.set(CURLOPT_MAIL_RCPT, rcpt);
+    o.set(CURLOPT_MAIL_RCPT, rcpt.get());
     o.set(CURLOPT_UPLOAD, 1L);
     o.set(CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(message.size()));
     o.set(CURLOPT_READFUNCTION, on_read);

@@ -353,8 +353,8 @@ Answer Mailbox::list_folders() {
         return failed("cannot list folders", caps.error());
     bool list_status = std::find(caps->begin(), caps->end(), "LIST-STATUS") != caps->end();
     auto said =
-        command("", list_status ? "LIST \"\" \"*\" RETURN (SPECIAL-USE STATUS (MESSAGES UNSEEN))"
-                                : "LIST \"\" \"*\"");
+        command("", list_status ? R"(LIST "" "*" RETURN (SPECIAL-USE STATUS (MESSAGES UNSEEN)))"
+                                : R"(LIST "" "*")");
     if (!said)
         return failed("cannot list folders", said.error());
     auto responses = imap::parse_untagged(*said);

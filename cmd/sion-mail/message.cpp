@@ -26,6 +26,8 @@ public:
 
     Ref(const Ref&) = delete;
     Ref& operator=(const Ref&) = delete;
+    Ref(Ref&&) = delete;
+    Ref& operator=(Ref&&) = delete;
 
     ~Ref() {
         if (m_p != nullptr)
@@ -156,7 +158,7 @@ private:
     void leaf(GMimePart* p) {
         std::string type = mime_type(GMIME_OBJECT(p));
         std::string name = one_line(or_empty(g_mime_part_get_filename(p)));
-        bool attached = g_mime_part_is_attachment(p) || !name.empty();
+        bool attached = g_mime_part_is_attachment(p) != FALSE || !name.empty();
         if (!attached && GMIME_IS_TEXT_PART(p) && type == "text/plain") {
             if (!m_text.empty())
                 m_text += "\n\n";
