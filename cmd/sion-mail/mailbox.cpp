@@ -290,11 +290,22 @@ Result<mail::Imap*> Mailbox::imap(const Settings& s) {
     SION_TRY(mail::Imap opened, mail::Imap::open(std::move(a)));
     m_imap = std::make_unique<mail::Imap>(std::move(opened));
     m_imap_key = key;
+    m_settings = s;
+    m_proven = false;
     return m_imap.get();
 }
 
 Result<std::string> Mailbox::command(std::string_view mailbox, std::string_view request) {
     auto said = m_imap->command(mailbox, request);
+    if (!said && said.error().exit() == Exit::unavailable && m_proven) {
+        // The connection kept from an earlier call may have been closed since, by the server or
+        // on the way: once more, on a new one.
+        Settings s = m_settings;
+        m_imap.reset();
+        SION_TRY(mail::Imap * again, imap(s));
+        said = again->command(mailbox, request);
+    }
+    m_proven = said || said.error().exit() == Exit::data;
     if (!said && said.error().exit() != Exit::data) {
         m_imap.reset(); // the next call connects again (and runs the token command again)
         m_token.clear();

@@ -76,6 +76,8 @@ private:
 
     std::unique_ptr<mail::Imap> m_imap;
     std::string m_imap_key; // what m_imap was made for
+    Settings m_settings;    // and with what
+    bool m_proven = false;  // m_imap's last command was answered
     std::optional<std::vector<std::string>> m_capabilities;
     std::string m_token;
     std::string m_token_for;
