@@ -76,6 +76,15 @@ Result<std::string> text_arg(JsonView arguments, const char* key, size_t max) {
     return std::string(v);
 }
 
+// A folder's name: no control character, which could end the command that names it.
+Result<std::string> folder_arg(JsonView arguments) {
+    SION_TRY(std::string f, text_arg(arguments, "folder", k_field_max));
+    for (char c : f)
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+            return make_error(Exit::usage, "a folder's name cannot hold a control character");
+    return f;
+}
+
 // Addresses: an array of strings, or one string.
 Result<std::vector<std::string>> addresses_arg(JsonView arguments, const char* key) {
     std::vector<std::string> out;
@@ -422,7 +431,7 @@ Answer Mailbox::search(JsonView arguments) {
     std::string folder;
     int64_t limit = k_results_default, offset = 0;
     {
-        auto f = text_arg(arguments, "folder", k_field_max);
+        auto f = folder_arg(arguments);
         auto from = text_arg(arguments, "from", k_field_max);
         auto to = text_arg(arguments, "to", k_field_max);
         auto subject = text_arg(arguments, "subject", k_field_max);
@@ -510,7 +519,7 @@ Answer Mailbox::search(JsonView arguments) {
 }
 
 Answer Mailbox::read(JsonView arguments) {
-    auto f = text_arg(arguments, "folder", k_field_max);
+    auto f = folder_arg(arguments);
     if (!f)
         return fail("read_mail: " + f.error().message());
     auto uid_arg = arguments.integer("uid");
@@ -599,7 +608,7 @@ Result<Composed> composed(JsonView arguments, bool send) {
         for (const std::string& one : *list)
             if (address_of(one).empty())
                 return make_error(Exit::usage, "'%s' is not a mail address", one_line(one).c_str());
-    SION_TRY(c.reply_folder, text_arg(arguments, "folder", k_field_max));
+    SION_TRY(c.reply_folder, folder_arg(arguments));
     if (c.reply_folder.empty())
         c.reply_folder = "INBOX";
     SION_TRY(int64_t reply, arguments.integer_or("in_reply_to", 0));

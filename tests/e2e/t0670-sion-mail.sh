@@ -93,6 +93,7 @@ tomorrow=$(date -u -d tomorrow +%F)
     call 17 search_mail '{"since":"yesterday"}'
     call 18 read_mail '{"uid":99}'
     call 19 search_mail '{"folder":"Nowhere"}'
+    call 20 read_mail '{"uid":1,"folder":"INBOX\r\nA1 DELETE Sent"}'
 } | serve
 expect_text_of 'INBOX: 3 messages, 3 unseen
 Drafts (\Drafts): 0 messages, 0 unseen
@@ -128,6 +129,7 @@ expect_text_of "no messages match in 'INBOX'" 15
 expect_error_of "search_mail: search text cannot hold a line break or a NUL" 16
 expect_error_of "search_mail: 'yesterday' is not a date: give YYYY-MM-DD" 17
 expect_error_of "read_mail: no message of uid 99 in 'INBOX': search_mail gives the UIDs" 18
+expect_error_of "read_mail: a folder's name cannot hold a control character" 20
 expect_py 'a(19)["isError"] is True and a(19)["content"][0]["text"].startswith("cannot search mail: '"'"'imap://127.0.0.2:'"$MAIL_IMAP_PORT"''"'"' has no folder '"'"'Nowhere'"'"'")'
 
 # -- A reply drafted: in Drafts, flagged \Draft, threaded; then sent over TLS (IMAPS, SMTPS).
