@@ -2,6 +2,7 @@
 // sion-mail's tools: what each asks the IMAP and SMTP servers, and how their answers read.
 #include "cmd/sion-mail/mailbox.hpp"
 
+#include "cmd/sion-mail/arguments.hpp"
 #include "cmd/sion-mail/message.hpp"
 #include "lib/child.hpp"
 #include "lib/imap.hpp"
@@ -20,9 +21,6 @@ constexpr size_t k_search_max = 1000000;           // UIDs a search reads, at mo
 constexpr size_t k_message_max = size_t{16} << 20; // bytes of a message read
 constexpr size_t k_folders_max = 500;
 constexpr size_t k_status_max = 50; // folders counted one STATUS each, without LIST-STATUS
-constexpr size_t k_recipients_max = 100;
-constexpr size_t k_field_max = 1000;           // bytes of a search criterion or a subject
-constexpr size_t k_text_max = size_t{1} << 20; // bytes of a draft's text
 constexpr auto k_token_kept = std::chrono::minutes(5);
 constexpr auto k_token_time = std::chrono::seconds(30);
 
@@ -37,13 +35,6 @@ Json read_tool(const char* name, const char* title, const char* description, Jso
     hints.read_only = true;
     hints.open_world = false;
     return mcp_serve::tool(name, title, description, std::move(properties), required, hints);
-}
-
-std::string not_set(const char* name) {
-    return std::string("mail is not set up: ") + name
-           + " is not set; keep it with sion agent "
-             "credential add "
-           + name;
 }
 
 Result<std::string> setting(const char* name) {
@@ -68,41 +59,6 @@ Result<std::string> url_setting(const char* name, const char* a, const char* b) 
     return url;
 }
 
-// A string argument, at most `max` bytes.
-Result<std::string> text_arg(JsonView arguments, const char* key, size_t max) {
-    SION_TRY(std::string_view v, arguments.string_or(key, ""));
-    if (v.size() > max)
-        return make_error(Exit::usage, "member '%s' is longer than %zu bytes", key, max);
-    return std::string(v);
-}
-
-// A folder's name: no control character, which could end the command that names it.
-Result<std::string> folder_arg(JsonView arguments) {
-    SION_TRY(std::string f, text_arg(arguments, "folder", k_field_max));
-    for (char c : f)
-        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
-            return make_error(Exit::usage, "a folder's name cannot hold a control character");
-    return f;
-}
-
-// Addresses: an array of strings, or one string.
-Result<std::vector<std::string>> addresses_arg(JsonView arguments, const char* key) {
-    std::vector<std::string> out;
-    JsonView v = arguments.get(key);
-    if (!v.exists() || v.is_null())
-        return out;
-    if (v.is_string()) {
-        SION_TRY(std::string_view s, v.as_string());
-        out.emplace_back(s);
-    } else {
-        SION_TRY(out, arguments.strings(key));
-    }
-    if (out.size() > k_recipients_max)
-        return make_error(Exit::usage, "member '%s' names more than %zu addresses", key,
-                          k_recipients_max);
-    return out;
-}
-
 std::string bytes_shown(uint64_t n) {
     if (n >= (uint64_t{1} << 20))
         return std::to_string((n * 10 >> 20) / 10) + "." + std::to_string((n * 10 >> 20) % 10)
@@ -110,28 +66,6 @@ std::string bytes_shown(uint64_t n) {
     if (n >= 1024)
         return std::to_string(n >> 10) + " KiB";
     return std::to_string(n) + " bytes";
-}
-
-// The message of `uid` in `folder` from the FETCH it answered, if any.
-const imap::Fetched* find_uid(const std::vector<imap::Fetched>& all, uint32_t uid) {
-    for (const auto& f : all)
-        if (f.uid == uid)
-            return &f;
-    return nullptr;
-}
-
-// The UID of the tagged line's [APPENDUID validity uid], or 0.
-uint32_t append_uid(std::string_view said) {
-    size_t at = said.find("[APPENDUID ");
-    if (at == std::string_view::npos)
-        return 0;
-    size_t space = said.find(' ', at + 11);
-    if (space == std::string_view::npos)
-        return 0;
-    uint64_t n = 0;
-    for (size_t i = space + 1; i < said.size() && said[i] >= '0' && said[i] <= '9'; ++i)
-        n = n * 10 + static_cast<uint64_t>(said[i] - '0');
-    return n <= UINT32_MAX ? static_cast<uint32_t>(n) : 0;
 }
 
 } // namespace
@@ -585,190 +519,6 @@ Answer Mailbox::read(JsonView arguments) {
     if (bytes->size() >= k_message_max || (known->size && *known->size > k_message_max))
         text += "\n[the message is larger than 16 MiB: only its first 16 MiB were read]";
     return {text};
-}
-
-namespace {
-
-struct Composed {
-    Draft draft;
-    std::string reply_folder;
-    uint32_t reply_uid = 0;
-};
-
-Result<Composed> composed(JsonView arguments, bool send) {
-    Composed c;
-    SION_TRY(c.draft.to, addresses_arg(arguments, "to"));
-    SION_TRY(c.draft.cc, addresses_arg(arguments, "cc"));
-    if (send) {
-        SION_TRY(c.draft.bcc, addresses_arg(arguments, "bcc"));
-    }
-    SION_TRY(c.draft.subject, text_arg(arguments, "subject", k_field_max));
-    SION_TRY(c.draft.text, text_arg(arguments, "text", k_text_max));
-    for (const auto* list : {&c.draft.to, &c.draft.cc, &c.draft.bcc})
-        for (const std::string& one : *list)
-            if (address_of(one).empty())
-                return make_error(Exit::usage, "'%s' is not a mail address", one_line(one).c_str());
-    SION_TRY(c.reply_folder, folder_arg(arguments));
-    if (c.reply_folder.empty())
-        c.reply_folder = "INBOX";
-    SION_TRY(int64_t reply, arguments.integer_or("in_reply_to", 0));
-    if (reply < 0 || reply > UINT32_MAX)
-        return make_error(Exit::usage, "member 'in_reply_to' is not a UID");
-    c.reply_uid = static_cast<uint32_t>(reply);
-    return c;
-}
-
-} // namespace
-
-Answer Mailbox::draft(JsonView arguments) {
-    auto c = composed(arguments, false);
-    if (!c)
-        return fail("draft_mail: " + c.error().message());
-    auto s = settings(true, false);
-    if (!s)
-        return fail(s.error().message());
-    if (s->address.empty())
-        return fail(not_set("MAIL_ADDRESS"));
-    auto connected = imap(*s);
-    if (!connected)
-        return failed("cannot save the draft", connected.error());
-    c->draft.from = s->address;
-    if (c->reply_uid != 0) {
-        auto said = command(c->reply_folder, "UID FETCH " + std::to_string(c->reply_uid)
-                                                 + " (UID BODY.PEEK[HEADER])");
-        if (!said)
-            return failed("cannot save the draft", said.error());
-        auto parsed = imap::parse_untagged(*said);
-        const imap::Fetched* orig = nullptr;
-        std::vector<imap::Fetched> all;
-        if (parsed) {
-            all = imap::fetched(*parsed);
-            orig = find_uid(all, c->reply_uid);
-        }
-        if (orig == nullptr)
-            return fail("draft_mail: no message of uid " + std::to_string(c->reply_uid) + " in '"
-                        + c->reply_folder + "' to reply to");
-        Message m = read_message(orig->section);
-        if (!m.message_id.empty()) {
-            c->draft.in_reply_to = "<" + m.message_id + ">";
-            c->draft.references = one_line(m.references + " " + c->draft.in_reply_to);
-        }
-        if (c->draft.subject.empty())
-            c->draft.subject =
-                ascii_lower(m.subject.substr(0, 3)) == "re:" ? m.subject : "Re: " + m.subject;
-        if (c->draft.to.empty() && !(m.reply_to.empty() && m.from.empty()))
-            c->draft.to.push_back(m.reply_to.empty() ? m.from : m.reply_to);
-    }
-    auto built = build_message(c->draft);
-    if (!built)
-        return fail("draft_mail: " + built.error().message());
-    auto drafts = special_folder("\\Drafts", "Drafts");
-    if (!drafts)
-        return failed("cannot save the draft", drafts.error());
-    auto said = m_imap->append(*drafts, built->bytes);
-    if (!said) {
-        m_imap.reset();
-        return failed("cannot save the draft", said.error());
-    }
-    uint32_t uid = append_uid(imap::last_tagged(*said));
-    if (uid == 0) {
-        auto q = imap::quote("<" + built->message_id + ">");
-        auto found = q ? command(*drafts, "UID SEARCH HEADER Message-ID " + *q)
-                       : Result<std::string>(q.error());
-        auto parsed = found ? imap::parse_untagged(*found)
-                            : Result<std::vector<std::vector<imap::Item>>>(found.error());
-        if (parsed) {
-            auto uids = imap::search_uids(*parsed, 10);
-            if (!uids.uids.empty())
-                uid = uids.uids.back();
-        }
-    }
-    std::string flagged;
-    if (uid != 0) {
-        auto stored =
-            command(*drafts, "UID STORE " + std::to_string(uid) + " +FLAGS.SILENT (\\Draft)");
-        if (!stored)
-            flagged = " (not flagged \\Draft: " + stored.error().message() + ")";
-    }
-    std::string to;
-    for (const auto& r : built->recipients)
-        to += (to.empty() ? "" : ", ") + r;
-    return {"draft saved in '" + *drafts + "'" + (uid != 0 ? " as uid " + std::to_string(uid) : "")
-            + flagged + ", to " + (to.empty() ? "no one yet" : to) + ": " + c->draft.subject
-            + (c->draft.in_reply_to.empty() ? "" : " (a reply to " + c->draft.in_reply_to + ")")};
-}
-
-Answer Mailbox::send(JsonView arguments) {
-    auto c = composed(arguments, true);
-    if (!c)
-        return fail("send_mail: " + c.error().message());
-    auto s = settings(false, true);
-    if (!s)
-        return fail(s.error().message());
-    c->draft.from = s->address;
-    if (c->reply_uid != 0) {
-        if (s->imap_url.empty())
-            return fail(not_set("MAIL_IMAP_URL"));
-        auto connected = imap(*s);
-        if (!connected)
-            return failed("cannot send the message", connected.error());
-        auto said = command(c->reply_folder, "UID FETCH " + std::to_string(c->reply_uid)
-                                                 + " (UID BODY.PEEK[HEADER])");
-        if (!said)
-            return failed("cannot send the message", said.error());
-        auto parsed = imap::parse_untagged(*said);
-        std::vector<imap::Fetched> all;
-        if (parsed)
-            all = imap::fetched(*parsed);
-        const imap::Fetched* orig = find_uid(all, c->reply_uid);
-        if (orig == nullptr)
-            return fail("send_mail: no message of uid " + std::to_string(c->reply_uid) + " in '"
-                        + c->reply_folder + "' to reply to");
-        Message m = read_message(orig->section);
-        if (!m.message_id.empty()) {
-            c->draft.in_reply_to = "<" + m.message_id + ">";
-            c->draft.references = one_line(m.references + " " + c->draft.in_reply_to);
-        }
-        if (c->draft.subject.empty())
-            c->draft.subject =
-                ascii_lower(m.subject.substr(0, 3)) == "re:" ? m.subject : "Re: " + m.subject;
-        if (c->draft.to.empty() && !(m.reply_to.empty() && m.from.empty()))
-            c->draft.to.push_back(m.reply_to.empty() ? m.from : m.reply_to);
-    }
-    auto built = build_message(c->draft);
-    if (!built)
-        return fail("send_mail: " + built.error().message());
-    if (built->recipients.empty())
-        return fail("send_mail: give at least one recipient: to, cc or bcc");
-    auto smtp_account = account(*s, s->smtp_url);
-    if (!smtp_account)
-        return failed("cannot send the message", smtp_account.error(), true);
-    Status sent =
-        mail::smtp_send(*smtp_account, address_of(s->address), built->recipients, built->bytes);
-    if (!sent)
-        return failed("cannot send the message", sent.error(), true);
-    std::string to;
-    for (const auto& r : built->recipients)
-        to += (to.empty() ? "" : ", ") + r;
-    std::string done = "sent to " + to + " as <" + built->message_id + ">";
-    // The copy: not where the server keeps its own (Gmail's X-GM-EXT-1), nor without IMAP.
-    if (s->imap_url.empty())
-        return {done + "; no copy kept: MAIL_IMAP_URL is not set"};
-    auto connected = imap(*s);
-    auto caps = connected ? capabilities() : Result<std::vector<std::string>>(connected.error());
-    if (!caps)
-        return {done + "; no copy kept in the sent folder: " + caps.error().message()};
-    if (std::find(caps->begin(), caps->end(), "X-GM-EXT-1") != caps->end())
-        return {done + "; the server keeps its own copy in its sent folder"};
-    auto sent_folder = special_folder("\\Sent", "Sent");
-    if (!sent_folder)
-        return {done + "; no copy kept: " + sent_folder.error().message()};
-    auto appended = m_imap->append(*sent_folder, built->bytes);
-    if (!appended) {
-        m_imap.reset();
-        return {done + "; no copy kept in '" + *sent_folder + "': " + appended.error().message()};
-    }
-    return {done + "; a copy is in '" + *sent_folder + "'"};
 }
 
 } // namespace sion::mail_cmd

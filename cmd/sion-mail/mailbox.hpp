@@ -13,6 +13,7 @@
 // Threads: one call at a time.
 #pragma once
 
+#include "cmd/sion-mail/message.hpp"
 #include "lib/json.hpp"
 #include "lib/mail_client.hpp"
 #include "lib/mcp_serve.hpp"
@@ -73,6 +74,9 @@ private:
     // What the server said of `command` in `mailbox`, dropping the connection when it fails.
     [[nodiscard]] Result<std::string> command(std::string_view mailbox, std::string_view request);
     [[nodiscard]] Answer failed(std::string_view what, const Error& e, bool smtp = false);
+    // Makes `draft` a reply to the message `uid` of `folder`: In-Reply-To and References, and the
+    // subject and recipient when not given. Exit::no_input when there is no such message.
+    [[nodiscard]] Status thread(Draft& draft, const std::string& folder, uint32_t uid);
 
     std::unique_ptr<mail::Imap> m_imap;
     std::string m_imap_key; // what m_imap was made for
