@@ -13,6 +13,8 @@
 #   ... $MAIL_IMAP_PORT $MAIL_IMAPS_PORT $MAIL_SMTP_PORT $MAIL_SMTPS_PORT $MAIL_LMTP_PORT
 #       $MAIL_PEERS_CA (the authority's certificate) and $MAIL_PEERS_DOVECOT (its configuration,
 #       for `doveadm -c "$MAIL_PEERS_DOVECOT" save -u alice@example.org < message`)
+#   mail_peers_token DIR USER       # prints an OAuth 2.0 access token (a JWT Dovecot validates
+#                                   # itself) both servers take with OAUTHBEARER or XOAUTH2
 #   mail_peers_stop DIR             # stops both; safe to call twice, or after a failed start
 #
 # DIR and its parents must be searchable by other users (Dovecot and Postfix drop to theirs): a
@@ -75,7 +77,7 @@ ssl = yes
 ssl_cert = <$1/tls/server.crt
 ssl_key = <$1/tls/server.key
 disable_plaintext_auth = no
-auth_mechanisms = plain login
+auth_mechanisms = plain login oauthbearer xoauth2
 first_valid_uid = 8
 first_valid_gid = 8
 default_login_user = dovenull
@@ -83,11 +85,17 @@ default_internal_user = dovecot
 mail_location = maildir:$d/mail/%u
 passdb {
   driver = passwd-file
+  mechanisms = plain login
   args = scheme=PLAIN username_format=%u $d/users
+}
+passdb {
+  driver = oauth2
+  mechanisms = oauthbearer xoauth2
+  args = $d/oauth2.conf
 }
 userdb {
   driver = static
-  args = uid=mail gid=mail home=$d/mail/%u
+  args = uid=mail gid=mail home=$d/mail/%u allow_all_users=yes
 }
 namespace inbox {
   inbox = yes
@@ -132,6 +140,16 @@ protocol lmtp {
   auth_username_format = %u
 }
 EOF
+    # OAuth 2.0 bearer tokens: JWTs signed with HS256 under DIR/dovecot/keys/default/HS256/default
+    # (base64), validated by Dovecot itself; mail_peers_token USER prints one.
+    mkdir -p "$d/keys/default/HS256"
+    head -c 32 /dev/urandom | base64 -w0 >"$d/keys/default/HS256/default"
+    chmod -R a+rX "$d/keys"
+    cat >"$d/oauth2.conf" <<EOF2
+introspection_mode = local
+local_validation_key_dict = fs:posix:prefix=$d/keys/
+username_attribute = sub
+EOF2
     MAIL_PEERS_DOVECOT="$d/dovecot.conf"
 }
 
@@ -195,6 +213,21 @@ tlsmgr    unix  -       -       n       1000?   1       tlsmgr
 EOF
     postfix -c "$d/etc" set-permissions >/dev/null 2>&1 || true
     postfix -c "$d/etc" check 2>"$d/check.err" || { cat "$d/check.err" >&2; return 1; }
+}
+
+# mail_peers_token DIR USER: an OAuth 2.0 access token for USER that Dovecot (and Postfix through
+# it) takes, valid for an hour.
+mail_peers_token() {
+    python3 - "$1/dovecot/keys/default/HS256/default" "$2" <<'PY'
+import base64, hashlib, hmac, json, sys, time
+key = base64.b64decode(open(sys.argv[1]).read())
+b64 = lambda b: base64.urlsafe_b64encode(b).rstrip(b"=").decode()
+now = int(time.time())
+head = b64(json.dumps({"alg": "HS256", "typ": "JWT", "kid": "default"}).encode())
+body = b64(json.dumps({"sub": sys.argv[2], "iat": now, "nbf": now, "exp": now + 3600}).encode())
+sig = b64(hmac.new(key, f"{head}.{body}".encode(), hashlib.sha256).digest())
+print(f"{head}.{body}.{sig}")
+PY
 }
 
 mail_peers_start() { # DIR PASSWORD

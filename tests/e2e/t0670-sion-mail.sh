@@ -10,8 +10,8 @@
 # an attachment) found by each criterion of search_mail and read by read_mail; a reply drafted in
 # Drafts with In-Reply-To and References; a message sent arriving in bob's inbox with Date and
 # Message-ID and no Auto-Submitted, a copy in Sent, non-ASCII both ways; a wrong password, a server
-# down, an untrusted certificate and a failing token command, each one line, and the next call
-# working.
+# down, an untrusted certificate, a token refused and a failing token command, each one line, and
+# the next call working; a good OAuth token (OAUTHBEARER) taken by both servers.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/t0620-helpers.bash"
 . "$(dirname "$0")/mail_peers.sh"
@@ -286,6 +286,23 @@ expect_py 'a(3)["content"][0]["text"].startswith("1 message matches")'
 exec {MAIL[1]}>&-
 wait "$MAIL_PID" && ok || fail "sion-mail ended badly"
 stop_job TERM "$forwarder" 10
+
+# OAuth 2.0: a token from MAIL_TOKEN_COMMAND (OAUTHBEARER to Dovecot, and to Postfix through it);
+# one the server refuses, then a good one: the command runs again for the next call.
+mail_peers_token "$peers" alice@example.org >"$scratch/good.token"
+echo not.a.token >"$scratch/token"
+coproc MAIL { env -u MAIL_PASSWORD MAIL_TOKEN_COMMAND="cat '$scratch/token'" sion-mail 2>"$scratch/coproc.err"; }
+ask "$(call 1 list_folders)"
+expect_error_of "cannot list folders: 'imap://127.0.0.2:$MAIL_IMAP_PORT' refused the token of 'alice@example.org': Authentication failed; check what MAIL_TOKEN_COMMAND prints (and MAIL_USERNAME)" 1
+cp "$scratch/good.token" "$scratch/token"
+ask "$(call 2 search_mail '{"from":"Müller"}')"
+expect_py 'a(2)["content"][0]["text"].startswith("1 message matches")'
+ask "$(call 3 send_mail '{"to":"bob@example.org","subject":"by token","text":"sent with a bearer token"}')"
+expect_py 'a(3)["content"][0]["text"].startswith("sent to bob@example.org as <") and a(3)["content"][0]["text"].endswith("; a copy is in '"'"'Sent'"'"'")'
+exec {MAIL[1]}>&-
+wait "$MAIL_PID" && ok || fail "sion-mail ended badly"
+expect_grep 'sasl_method=OAUTHBEARER, sasl_username=alice@example.org' "$peers/postfix/log"
+if grep -qF -- "$(cat "$scratch/good.token")" "$scratch/coproc.err" "$scratch/out"; then fail "the token was shown"; else ok; fi
 
 # An untrusted certificate, and a token command that fails: one line each, the server goes on.
 {
