@@ -325,6 +325,7 @@ Result<Dav::Sent> Dav::send(const std::string& method, const std::string& url,
             request.headers.add("Content-Type", "application/xml; charset=utf-8");
         request.body = body;
         request.environment_proxy = true;
+        request.proxy_loopback = true; // in sion's sandbox, the host's 127.0.0.3 is the proxy's
         request.max_response_size = k_report_bytes;
         request.timeout = std::chrono::milliseconds(30000);
         request.connect_timeout = std::chrono::milliseconds(10000);
