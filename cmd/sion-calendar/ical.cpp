@@ -287,6 +287,10 @@ Result<bool> expand(std::string_view ics, Range range, std::vector<Occurrence>& 
             continue; // an event with no start is in no range
         by_uid[e.uid].push_back(std::move(e));
     }
+    // libical reads on past what it cannot, leaving X-LIC-ERROR behind: an object whose events
+    // all went that way is not one.
+    if (by_uid.empty() && icalcomponent_count_errors(cal) > 0)
+        return make_error(Exit::data, "it is not an iCalendar object libical can read");
     bool cut = false;
     for (auto& [uid, events] : by_uid) {
         const Event* master = nullptr;
