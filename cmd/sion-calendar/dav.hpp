@@ -26,7 +26,6 @@ namespace sion::calendar_cmd {
 
 inline constexpr std::string_view k_dav = "DAV:";
 inline constexpr std::string_view k_caldav = "urn:ietf:params:xml:ns:caldav";
-inline constexpr std::string_view k_calendarserver = "http://calendarserver.org/ns/";
 inline constexpr std::string_view k_apple = "http://apple.com/ns/ical/";
 
 struct Settings {
@@ -64,7 +63,6 @@ struct CalendarInfo {
     std::string name; // displayname, else the last segment of its path
     std::vector<std::string> components; // "VEVENT", "VTODO"; empty when the server says none
     std::string color;
-    std::string tag; // getctag, else sync-token
 
     [[nodiscard]] bool has_events() const;
 };

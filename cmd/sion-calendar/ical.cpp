@@ -58,6 +58,50 @@ std::string format(const icaltimetype& t, bool with_time) {
     return buf;
 }
 
+// The zones of one object's VTIMEZONEs by TZID. Zones are kept for the process by the text of
+// their VTIMEZONE: libical works out a zone's changes of offset once for each zone object it has,
+// and every object a server gives carries its own copy of the same few zones.
+using Zones = std::map<std::string, icaltimezone*, std::less<>>;
+
+constexpr size_t k_zones_kept = 256;
+
+struct ZoneFree {
+    void operator()(icaltimezone* z) const { icaltimezone_free(z, 1); }
+};
+
+std::map<std::string, std::unique_ptr<icaltimezone, ZoneFree>>& kept_zones() {
+    static std::map<std::string, std::unique_ptr<icaltimezone, ZoneFree>> zones;
+    return zones;
+}
+
+Zones zones_of(icalcomponent* calendar) {
+    Zones zones;
+    for (icalcomponent* vtz = icalcomponent_get_first_component(calendar, ICAL_VTIMEZONE_COMPONENT);
+         vtz != nullptr; vtz = icalcomponent_get_next_component(calendar, ICAL_VTIMEZONE_COMPONENT)) {
+        icalproperty* tzid = icalcomponent_get_first_property(vtz, ICAL_TZID_PROPERTY);
+        const char* id = tzid != nullptr ? icalproperty_get_tzid(tzid) : nullptr;
+        if (id == nullptr || zones.contains(std::string_view(id)))
+            continue;
+        char* text = icalcomponent_as_ical_string_r(vtz);
+        std::string key = text != nullptr ? text : "";
+        icalmemory_free_buffer(text);
+        auto& kept = kept_zones();
+        auto it = kept.find(key);
+        if (it == kept.end()) {
+            if (kept.size() >= k_zones_kept) {
+                zones.emplace(id, icalcomponent_get_timezone(calendar, id)); // the object's own
+                continue;
+            }
+            std::unique_ptr<icaltimezone, ZoneFree> zone(icaltimezone_new());
+            if (!zone || icaltimezone_set_component(zone.get(), icalcomponent_new_clone(vtz)) == 0)
+                continue;
+            it = kept.emplace(std::move(key), std::move(zone)).first;
+        }
+        zones.emplace(id, it->second.get());
+    }
+    return zones;
+}
+
 // A time property's value and the zone it is in (null: a date, or floating).
 struct When {
     icaltimetype t = icaltime_null_time();
@@ -66,7 +110,7 @@ struct When {
     std::string zone_shown; // IANA name, "" for UTC, dates and floating
 };
 
-When when_of(icalproperty* p, icaltimetype t, icalcomponent* calendar) {
+When when_of(icalproperty* p, icaltimetype t, const Zones& zones) {
     When w;
     w.t = t;
     if (icaltime_is_null_time(t) || t.is_date)
@@ -78,7 +122,8 @@ When when_of(icalproperty* p, icaltimetype t, icalcomponent* calendar) {
     icalparameter* param = icalproperty_get_first_parameter(p, ICAL_TZID_PARAMETER);
     const char* tzid = param != nullptr ? icalparameter_get_tzid(param) : nullptr;
     if (tzid != nullptr) {
-        icaltimezone* zone = calendar != nullptr ? icalcomponent_get_timezone(calendar, tzid) : nullptr;
+        auto found = zones.find(std::string_view(tzid));
+        icaltimezone* zone = found != zones.end() ? found->second : nullptr;
         if (zone == nullptr)
             zone = builtin_zone(zone_name(tzid));
         if (zone != nullptr) {
@@ -108,7 +153,7 @@ struct Event {
     bool cancelled = false;
 };
 
-Event event_of(icalcomponent* ev, icalcomponent* calendar) {
+Event event_of(icalcomponent* ev, const Zones& calendar) {
     Event e;
     e.component = ev;
     icalproperty* dtstart = icalcomponent_get_first_property(ev, ICAL_DTSTART_PROPERTY);
@@ -172,7 +217,7 @@ Occurrence occurrence(const Event& e, Seconds start, bool recurring) {
 
 // The starts of the master's instances before range.end: DTSTART, the RRULEs' and the RDATEs'.
 // Returns whether the steps ran out.
-bool instance_starts(const Event& master, icalcomponent* calendar, const Range& range,
+bool instance_starts(const Event& master, const Zones& calendar, const Range& range,
                      const ExpandLimits& limits, std::set<Seconds>& starts) {
     icalcomponent* ev = master.component;
     icaltimetype dtstart = master.start.t;
@@ -236,7 +281,7 @@ bool has_repeats(icalcomponent* ev) {
 
 // The occurrences of the events of one UID: `master` (may be null) and its overrides.
 bool expand_uid(const Event* master, const std::vector<Event>& overrides,
-                const std::map<const Event*, Seconds>& ids, icalcomponent* calendar,
+                const std::map<const Event*, Seconds>& ids, const Zones& calendar,
                 const Range& range, const ExpandLimits& limits, std::vector<Occurrence>& out) {
     bool recurring = master != nullptr && has_repeats(master->component);
     bool cut = false;
@@ -278,11 +323,12 @@ Result<bool> expand(std::string_view ics, Range range, std::vector<Occurrence>& 
     if (!calendar || icalcomponent_isa(calendar.get()) != ICAL_VCALENDAR_COMPONENT)
         return make_error(Exit::data, "it is not an iCalendar object (VCALENDAR)");
     icalcomponent* cal = calendar.get();
+    Zones zones = zones_of(cal);
     // Events by UID: the master (no RECURRENCE-ID) and the instances it overrides.
     std::map<std::string, std::vector<Event>> by_uid;
     for (icalcomponent* ev = icalcomponent_get_first_component(cal, ICAL_VEVENT_COMPONENT);
          ev != nullptr; ev = icalcomponent_get_next_component(cal, ICAL_VEVENT_COMPONENT)) {
-        Event e = event_of(ev, cal);
+        Event e = event_of(ev, zones);
         if (icaltime_is_null_time(e.start.t))
             continue; // an event with no start is in no range
         by_uid[e.uid].push_back(std::move(e));
@@ -304,11 +350,11 @@ Result<bool> expand(std::string_view ics, Range range, std::vector<Occurrence>& 
         std::map<const Event*, Seconds> ids;
         for (const Event& o : overrides) {
             icalproperty* p = icalcomponent_get_first_property(o.component, ICAL_RECURRENCEID_PROPERTY);
-            When w = when_of(p, icalproperty_get_recurrenceid(p), cal);
+            When w = when_of(p, icalproperty_get_recurrenceid(p), zones);
             icaltimezone* zone = w.zone != nullptr ? w.zone : (master ? master->start.zone : nullptr);
             ids[&o] = seconds_of(w.t, zone);
         }
-        cut = expand_uid(master, overrides, ids, cal, range, limits, out) || cut;
+        cut = expand_uid(master, overrides, ids, zones, range, limits, out) || cut;
     }
     return cut;
 }

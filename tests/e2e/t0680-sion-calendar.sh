@@ -251,14 +251,16 @@ grep -q 'tok-Secret-7' "$scratch/out" "$scratch/err" && fail "the token was show
 
 # -- A server down, then back: one process, one line while it is down, and it works again.
 coproc SERVER { exec sion-calendar 2>"$scratch/server.err"; }
+# Kept now: bash unsets SERVER and SERVER_PID once it has reaped the server.
+server_pid=$SERVER_PID to_server=${SERVER[1]} from_server=${SERVER[0]}
 ask() { # ask ID TOOL ARGS: one request, its answer's line in $scratch/out
-    call "$1" "$2" "${3:-{\}}" >&"${SERVER[1]}"
+    call "$1" "$2" "${3:-{\}}" >&"$to_server"
     local line=""
-    IFS= read -r -t 120 line <&"${SERVER[0]}" || fail "no answer to $2 ($1)"
+    IFS= read -r -t 120 line <&"$from_server" || fail "no answer to $2 ($1)"
     printf '%s\n' "$line" >"$scratch/out"
 }
-init >&"${SERVER[1]}"
-IFS= read -r -t 120 line <&"${SERVER[0]}" && ok || fail "no answer to initialize"
+init >&"$to_server"
+IFS= read -r -t 120 line <&"$from_server" && ok || fail "no answer to initialize"
 ask 1 list_calendars
 expect_text_of "$calendars" 1
 calendar_peer_stop
@@ -272,8 +274,8 @@ socket.create_connection(("127.0.0.3", int(sys.argv[1])), 1).close()' "$port" 2>
     fail "radicale did not come back on port $port"
 ask 3 list_calendars
 expect_text_of "$calendars" 3
-exec {SERVER[1]}>&-
-wait "$SERVER_PID" && ok || fail "sion-calendar did not end well at the end of its input"
+exec {to_server}>&-
+wait "$server_pid" && ok || fail "sion-calendar did not end well at the end of its input"
 
 # -- A closed port from the start; a server that is no CalDAV server; hostile XML and iCalendar.
 closed=$(python3 -c 'import socket

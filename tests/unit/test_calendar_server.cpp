@@ -144,9 +144,9 @@ TEST(CalendarServer, ATokenCommandThatFailsIsOneLine) {
 }
 
 std::vector<CalendarInfo> account() {
-    CalendarInfo work{"/dav/alice/work/", "/dav/alice/work/", "Work", {"VEVENT"}, "", ""};
-    CalendarInfo todo{"/dav/alice/todo/", "/dav/alice/todo/", "Tasks", {"VTODO"}, "", ""};
-    CalendarInfo home{"/dav/alice/h%C3%BCtte/", "/dav/alice/hütte/", "Hütte", {}, "", ""};
+    CalendarInfo work{"/dav/alice/work/", "/dav/alice/work/", "Work", {"VEVENT"}, ""};
+    CalendarInfo todo{"/dav/alice/todo/", "/dav/alice/todo/", "Tasks", {"VTODO"}, ""};
+    CalendarInfo home{"/dav/alice/h%C3%BCtte/", "/dav/alice/hütte/", "Hütte", {}, ""};
     return {work, todo, home};
 }
 

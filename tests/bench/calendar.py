@@ -1,0 +1,255 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+# sion-calendar's list_events over a calendar of 5,000 events in Radicale, a report and never a gate
+# (issue 22's goal: at most 300 ms). The events are made from a fixed seed (every run sees the
+# same): single events in four zones, weekly and daily ones with COUNT, UNTIL and EXDATE, all-day and
+# yearly ones, across 2026 and 2027; they go to Radicale in one PUT of the whole calendar, once, and
+# Radicale's store is kept under the build directory for the next run. Radicale is started by
+# tests/e2e/calendar_peer.sh on 127.0.0.3 and stopped at the end. Prints list_events over a week and
+# over a month (a server that has answered once: discovery done), the first call of a new server,
+# list_calendars, and Radicale's own REPORT of the same week alone, with their ratio. Checks that
+# list_events gave the occurrences expected; exits 1 if not, 69 if radicale is missing, 0 otherwise.
+#
+#   tests/bench/calendar.py [--bin DIR] [--events N] [--runs N] [--cache DIR]
+import argparse
+import base64
+import datetime
+import json
+import os
+import random
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+
+USER, PASSWORD = "alice", "bench-pw"
+ZONES = {
+    "Europe/Berlin": (1, 2, "-1SU", 3, "-1SU", 10),
+    "America/New_York": (-5, -4, "2SU", 3, "1SU", 11),
+    "Asia/Tokyo": (9, 9, None, None, None, None),
+}
+
+
+def vtimezone(name):
+    std, dst, dst_day, dst_month, std_day, std_month = ZONES[name]
+    def off(h):
+        return f"{'+' if h >= 0 else '-'}{abs(h):02d}00"
+    if dst_day is None:
+        return (f"BEGIN:VTIMEZONE\nTZID:{name}\nBEGIN:STANDARD\nTZOFFSETFROM:{off(std)}\n"
+                f"TZOFFSETTO:{off(std)}\nDTSTART:19700101T000000\nEND:STANDARD\nEND:VTIMEZONE\n")
+    return (f"BEGIN:VTIMEZONE\nTZID:{name}\n"
+            f"BEGIN:DAYLIGHT\nTZOFFSETFROM:{off(std)}\nTZOFFSETTO:{off(dst)}\n"
+            f"DTSTART:19700301T020000\nRRULE:FREQ=YEARLY;BYMONTH={dst_month};BYDAY={dst_day}\nEND:DAYLIGHT\n"
+            f"BEGIN:STANDARD\nTZOFFSETFROM:{off(dst)}\nTZOFFSETTO:{off(std)}\n"
+            f"DTSTART:19701025T030000\nRRULE:FREQ=YEARLY;BYMONTH={std_month};BYDAY={std_day}\nEND:STANDARD\n"
+            f"END:VTIMEZONE\n")
+
+
+def events(n):
+    """The calendar: n VEVENTs of a fixed seed, as one VCALENDAR."""
+    rng = random.Random(22_680)
+    first = datetime.datetime(2026, 1, 1)
+    out = ["BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//sion bench//EN"]
+    out += [vtimezone(z).rstrip("\n") for z in ZONES]
+    for i in range(n):
+        start = first + datetime.timedelta(days=rng.randrange(0, 700), hours=rng.randrange(7, 19),
+                                           minutes=rng.choice((0, 15, 30, 45)))
+        zone = rng.choice(list(ZONES) + ["UTC"])
+        kind = rng.random()
+        stamp = start.strftime("%Y%m%dT%H%M%S")
+        lines = ["BEGIN:VEVENT", f"UID:bench-{i:05d}", "DTSTAMP:20260101T000000Z",
+                 f"SUMMARY:Event {i} {rng.choice(['review', 'sync', 'lunch', 'call', 'Übung'])}"]
+        if kind < 0.05:
+            day = start.strftime("%Y%m%d")
+            lines += [f"DTSTART;VALUE=DATE:{day}", "DURATION:P1D"]
+            if i % 2:
+                lines.append("RRULE:FREQ=YEARLY")
+        else:
+            if zone == "UTC":
+                lines.append(f"DTSTART:{stamp}Z")
+            else:
+                lines.append(f"DTSTART;TZID={zone}:{stamp}")
+            lines.append(f"DURATION:PT{rng.choice((15, 30, 45, 60, 90))}M")
+            if kind < 0.30:
+                if rng.random() < 0.5:
+                    lines.append(f"RRULE:FREQ=WEEKLY;COUNT={rng.randrange(10, 53)}")
+                else:
+                    until = start + datetime.timedelta(days=rng.randrange(30, 300))
+                    lines.append(f"RRULE:FREQ=WEEKLY;UNTIL={until.strftime('%Y%m%dT%H%M%SZ')}")
+                ex = start + datetime.timedelta(weeks=2)
+                exstamp = ex.strftime("%Y%m%dT%H%M%S")
+                lines.append(f"EXDATE:{exstamp}Z" if zone == "UTC" else f"EXDATE;TZID={zone}:{exstamp}")
+            elif kind < 0.40:
+                lines.append(f"RRULE:FREQ=DAILY;COUNT={rng.randrange(5, 31)}")
+        lines.append("END:VEVENT")
+        out += lines
+    out.append("END:VCALENDAR")
+    return "\r\n".join(out) + "\r\n"
+
+
+def start_peer(root, store):
+    helper = os.path.join(root, "tests", "e2e", "calendar_peer.sh")
+    p = subprocess.run(["bash", "-c", '. "$1" && calendar_peer_start "$2" "$3" "$4" >/dev/null && '
+                        'echo "$CALENDAR_PEER_URL $CALENDAR_PEER_PID"', "bash", helper, store, USER,
+                        PASSWORD], capture_output=True, text=True, check=False)
+    if p.returncode != 0:
+        sys.exit(f"calendar.py: radicale did not start: {p.stderr.strip()}")
+    url, pid = p.stdout.split()
+    return url, int(pid)
+
+
+def stop_peer(pid):
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    for _ in range(100):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.1)
+    os.kill(pid, signal.SIGKILL)
+
+
+def request(url, method, body=b"", headers=None):
+    req = urllib.request.Request(url, data=body or None, method=method)
+    req.add_header("Authorization", "Basic " + base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode())
+    for k, v in (headers or {}).items():
+        req.add_header(k, v)
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with opener.open(req, timeout=600) as r:
+        return r.status, r.read()
+
+
+class Server:
+    """sion-calendar, asked one request at a time."""
+
+    def __init__(self, binary, url):
+        env = dict(os.environ, CALDAV_URL=url, CALDAV_USERNAME=USER, CALDAV_PASSWORD=PASSWORD)
+        for k in ("http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"):
+            env.pop(k, None)
+        self.p = subprocess.Popen([binary], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.DEVNULL, env=env)
+        self.next_id = 0
+        self.ask("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                "clientInfo": {"name": "bench", "version": "1"}})
+
+    def ask(self, method, params):
+        self.next_id += 1
+        line = json.dumps({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        self.p.stdin.write(line.encode() + b"\n")
+        self.p.stdin.flush()
+        answer = json.loads(self.p.stdout.readline())
+        if "error" in answer:
+            sys.exit(f"calendar.py: {method} failed: {answer['error']}")
+        return answer["result"]
+
+    def call(self, tool, arguments):
+        start = time.perf_counter()
+        result = self.ask("tools/call", {"name": tool, "arguments": arguments})
+        took = time.perf_counter() - start
+        text = result["content"][0]["text"]
+        if result.get("isError"):
+            sys.exit(f"calendar.py: {tool} failed: {text}")
+        return took, text
+
+    def close(self):
+        self.p.stdin.close()
+        self.p.wait()
+
+
+def report_body(start, end):
+    return ('<?xml version="1.0" encoding="utf-8"?><c:calendar-query xmlns:d="DAV:" '
+            'xmlns:c="urn:ietf:params:xml:ns:caldav"><d:prop><d:getetag/><c:calendar-data/></d:prop>'
+            '<c:filter><c:comp-filter name="VCALENDAR"><c:comp-filter name="VEVENT">'
+            f'<c:time-range start="{start}" end="{end}"/></c:comp-filter></c:comp-filter></c:filter>'
+            '</c:calendar-query>').encode()
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    root = os.path.normpath(os.path.join(here, "..", ".."))
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", default=os.path.join(root, "build", "release", "bin"))
+    ap.add_argument("--events", type=int, default=5000)
+    ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--cache", default=None, help="where Radicale's store is kept (BIN/../bench-calendar)")
+    args = ap.parse_args()
+    if shutil.which("radicale") is None:
+        print("calendar.py: radicale is not installed (Debian package radicale)", file=sys.stderr)
+        return 69
+    binary = os.path.join(args.bin, "sion-calendar")
+    cache = args.cache or os.path.join(os.path.dirname(os.path.abspath(args.bin)), "bench-calendar")
+    store = os.path.join(cache, f"radicale-{args.events}")
+    done = store + ".complete"
+    if not os.path.exists(done):
+        shutil.rmtree(store, ignore_errors=True)
+    os.makedirs(store, exist_ok=True)
+    url, pid = start_peer(root, store)
+    try:
+        if not os.path.exists(done):
+            print(f"putting {args.events} events into Radicale (once, kept in {store}) ...", flush=True)
+            t = time.perf_counter()
+            status, _ = request(url + f"{USER}/bench/", "PUT", events(args.events).encode(),
+                                {"Content-Type": "text/calendar; charset=utf-8"})
+            if status not in (200, 201, 204):
+                sys.exit(f"calendar.py: PUT of the calendar answered {status}")
+            open(done, "w").close()
+            print(f"put in {time.perf_counter() - t:.0f} s", flush=True)
+        week = {"calendar": f"/{USER}/bench/", "start": "2026-10-19", "end": "2026-10-26", "limit": 1000}
+        month = {"calendar": f"/{USER}/bench/", "start": "2026-10-01", "end": "2026-11-01", "limit": 1000}
+        # Radicale builds its cache of the items at the first REPORT: not counted.
+        first_server = Server(binary, url)
+        first_server.call("list_events", week)
+        first_server.close()
+        firsts = []
+        for _ in range(3):
+            s = Server(binary, url)
+            took, _ = s.call("list_events", week)
+            firsts.append(took)
+            s.close()
+        server = Server(binary, url)
+        _, week_text = server.call("list_events", week)
+        weeks = [server.call("list_events", week)[0] for _ in range(args.runs)]
+        months = [server.call("list_events", month)[0] for _ in range(args.runs)]
+        _, month_text = server.call("list_events", month)
+        lists = [server.call("list_calendars", {})[0] for _ in range(args.runs)]
+        server.close()
+        reports = []
+        body = report_body("20261019T000000Z", "20261026T000000Z")
+        objects = 0
+        for _ in range(args.runs):
+            t = time.perf_counter()
+            status, answer = request(url + f"{USER}/bench/", "REPORT", body,
+                                     {"Depth": "1", "Content-Type": "application/xml"})
+            reports.append(time.perf_counter() - t)
+            objects = answer.count(b"calendar-data>") // 2
+    finally:
+        stop_peer(pid)
+
+    def count(text):
+        first = text.splitlines()[0]
+        return 0 if first.startswith("no events") else int(first.split()[0])
+
+    ms = lambda xs: statistics.median(xs) * 1000
+    print(f"list_events over a calendar of {args.events} events in Radicale "
+          f"(weekly, daily, yearly, all-day; four zones), median of {args.runs}")
+    print(f"  a week  ({count(week_text):4d} occurrences of {objects} objects): {ms(weeks):8.1f} ms   goal <= 300 ms")
+    print(f"  a month ({count(month_text):4d} occurrences):                 {ms(months):8.1f} ms")
+    print(f"  a week, first call of a new server (discovery too):  {ms(firsts):8.1f} ms")
+    print(f"  list_calendars:                                       {ms(lists):8.1f} ms")
+    print(f"  Radicale's REPORT of the week alone (urllib):         {ms(reports):8.1f} ms   "
+          f"list_events / REPORT {ms(weeks) / ms(reports):.2f}x")
+    if count(week_text) < objects or count(week_text) == 0 or count(month_text) < count(week_text):
+        print(f"calendar.py: list_events found {count(week_text)} occurrences in the week, "
+              f"Radicale gave {objects} objects", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
