@@ -8,8 +8,10 @@
 #       on a free port of 127.0.0.3, and waits (20 s at most) until it answers. Sets
 #       CALENDAR_PEER_URL (http://127.0.0.3:PORT/), CALENDAR_PEER_PORT, CALENDAR_PEER_PID,
 #       CALENDAR_PEER_STORE (the collections' directory) and prints the URL. The user is
-#       alice / secret when none is given. Returns 1 (saying why on stderr) when it cannot start,
-#       125 when Radicale is not installed.
+#       alice / secret when none is given. With CALENDAR_PEER_CERT and CALENDAR_PEER_KEY set (PEM
+#       files: a certificate for IP:127.0.0.3 and its key), it serves https, and the URL is
+#       https://127.0.0.3:PORT/. Returns 1 (saying why on stderr) when it cannot start, 125 when
+#       Radicale is not installed.
 #   calendar_peer_stop
 #       stops it (SIGTERM, then SIGKILL after 10 s) and waits for it.
 #   calendar_peer_mkcalendar PATH [NAME]
@@ -29,11 +31,19 @@ calendar_peer_start() {
         tries=$((tries + 1))
         CALENDAR_PEER_PORT=$(python3 -c 'import socket
 s = socket.socket(); s.bind(("127.0.0.3", 0)); print(s.getsockname()[1]); s.close()') || return 1
+        local scheme=http tls=""
+        if [ -n "${CALENDAR_PEER_CERT:-}" ] && [ -n "${CALENDAR_PEER_KEY:-}" ]; then
+            scheme=https
+            tls="ssl = True
+certificate = $CALENDAR_PEER_CERT
+key = $CALENDAR_PEER_KEY"
+        fi
         cat >"$dir/config" <<CONF
 [server]
 hosts = 127.0.0.3:$CALENDAR_PEER_PORT
 max_connections = 20
 timeout = 30
+$tls
 [auth]
 type = htpasswd
 htpasswd_filename = $dir/users
@@ -53,7 +63,7 @@ CONF
             fi
             if python3 -c 'import socket, sys
 socket.create_connection(("127.0.0.3", int(sys.argv[1])), 1).close()' "$CALENDAR_PEER_PORT" 2>/dev/null; then
-                CALENDAR_PEER_URL="http://127.0.0.3:$CALENDAR_PEER_PORT/"
+                CALENDAR_PEER_URL="$scheme://127.0.0.3:$CALENDAR_PEER_PORT/"
                 CALENDAR_PEER_STORE="$dir/collections/collection-root"
                 export CALENDAR_PEER_URL CALENDAR_PEER_PORT CALENDAR_PEER_PID CALENDAR_PEER_STORE
                 echo "$CALENDAR_PEER_URL"

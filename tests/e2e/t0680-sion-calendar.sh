@@ -7,8 +7,10 @@
 # there, an hour later in UTC); an all-day event; EXDATE, RDATE and an overriding RECURRENCE-ID;
 # non-ASCII text both ways; delete_event and the server's store agreeing; and the errors — a
 # wrong password, a server down (and back), a token command that fails, a server that is no CalDAV
-# server, XML and iCalendar that cannot be read — each one line with isError, the server answering
-# after.
+# server, XML and iCalendar that cannot be read, an object changed before its DELETE — each one
+# line with isError, the server answering after; and the environment's proxy (127.0.0.3 is not
+# exempt, as in sion's sandbox) for http and, through CONNECT, for https checked against
+# SSL_CERT_FILE.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/calendar_peer.sh"
 
@@ -16,7 +18,7 @@ command -v python3 >/dev/null || skip "python3 is not installed"
 command -v radicale >/dev/null || skip "radicale is not installed (Debian package radicale)"
 
 cd "$scratch" || exit 1
-trap 'calendar_peer_stop; [ -n "${hostile_pid:-}" ] && kill "$hostile_pid" 2>/dev/null; rm -rf "$scratch"' EXIT
+trap 'calendar_peer_stop; for p in ${hostile_pid:-} ${proxy_pid:-}; do kill "$p" 2>/dev/null; done; rm -rf "$scratch"' EXIT
 calendar_peer_start "$scratch/radicale" alice 'pw-Zebra-42' >"$scratch/url" || {
     code=$?
     [ "$code" -eq 125 ] && skip "radicale is not installed"
@@ -294,6 +296,10 @@ LAUGHS = ('<?xml version="1.0"?><!DOCTYPE d:multistatus [<!ENTITY a "aaaaaaaaaa"
 BADICS = ('<d:response><d:href>/bad-ics/cal/x.ics</d:href><d:propstat><d:prop><d:getetag>"1"</d:getetag>'
           '<c:calendar-data>BEGIN:VCALENDAR\r\nthis is not\r\nEND:VEVENT</c:calendar-data></d:prop>'
           '<d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>')
+ETAG = ('<d:response><d:href>/etag/cal/x.ics</d:href><d:propstat><d:prop><d:getetag>"1"</d:getetag>'
+        '<c:calendar-data>BEGIN:VCALENDAR\r\nVERSION:2.0\r\nBEGIN:VEVENT\r\nUID:gone-soon\r\n'
+        'DTSTART:20261001T100000Z\r\nSUMMARY:Soon gone\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n</c:calendar-data>'
+        '</d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>')
 class H(http.server.BaseHTTPRequestHandler):
     def log_message(self, *a): pass
     def answer(self, status, body, ctype="application/xml"):
@@ -308,11 +314,13 @@ class H(http.server.BaseHTTPRequestHandler):
         elif top == "laughs": self.answer(207, LAUGHS)
         elif top == "html": self.answer(207, "<html><body>not DAV</body></html>")
         elif top == "wrong-ns": self.answer(207, (MS % CAL % top).replace('"DAV:"', '"urn:x-not-dav"'))
-        elif top == "bad-ics": self.answer(207, MS % CAL % top)
+        elif top in ("bad-ics", "etag"): self.answer(207, MS % CAL % top)
         else: self.answer(405, "no")
     def do_REPORT(self):
         self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        self.answer(207, MS % BADICS)
+        self.answer(207, MS % (ETAG if self.path.startswith("/etag/") else BADICS))
+    def do_DELETE(self):
+        self.answer(412, "changed")
 s = http.server.ThreadingHTTPServer(("127.0.0.3", 0), H)
 print(s.server_address[1], flush=True)
 s.serve_forever()
@@ -336,5 +344,41 @@ expect_text_of "cannot read the answer to PROPFIND '$hostile/wrong-ns/': its ans
 expect_text_of "Cal (path /bad-ics/cal/)" 1
 expect_text_of "no events from 2026-10-01 00:00 to 2026-10-08 00:00 UTC
 (1 object the server gave is not iCalendar and left out)" 2
+# An object changed between REPORT and DELETE: If-Match fails, nothing is deleted.
+{ init; call 1 delete_event '{"uid":"gone-soon"}'; req 2 ping; } | CALDAV_URL="$hostile/etag/cal/" serve
+expect_text_of 'the event changed on the calendar server since it was read (its ETag is not "1"): nothing was deleted' 1
+expect_py 'e(1) and a(2) == {}'
+
+# -- Through the environment's proxy, as in sion's sandbox: 127.0.0.3 is a loopback address that
+# no_proxy does not name, so plain http goes to the proxy in absolute form...
+python3 "$SION_SOURCE_DIR/tests/e2e/calendar_proxy.py" "$scratch/proxy.log" >"$scratch/proxy.port" 2>"$scratch/proxy.err" &
+proxy_pid=$!
+wait_until 30 test -s "$scratch/proxy.port" && ok || fail "the proxy did not start"
+proxy="http://127.0.0.1:$(cat "$scratch/proxy.port")"
+{ init; call 1 list_calendars; } |
+    CALDAV_URL="$hostile/bad-ics/cal/" http_proxy=$proxy NO_PROXY=localhost,127.0.0.1,::1 serve
+expect_text_of "Cal (path /bad-ics/cal/)" 1
+expect_grep "^PROPFIND $hostile/bad-ics/cal/\$" "$scratch/proxy.log"
+
+# ... and https through a CONNECT tunnel, the server's certificate checked against SSL_CERT_FILE
+# (the tests' own authority); without it, one line.
+calendar_peer_stop
+tls_authority "$scratch/tls"
+tls_certificate "$scratch/tls" peer "IP:127.0.0.3"
+mkdir -p "$scratch/radicale-tls" && cp -r "$scratch/radicale/collections" "$scratch/radicale-tls/"
+CALENDAR_PEER_CERT="$scratch/tls/peer.crt" CALENDAR_PEER_KEY="$scratch/tls/peer.key" \
+    calendar_peer_start "$scratch/radicale-tls" alice 'pw-Zebra-42' >"$scratch/url" &&
+    ok || fail "radicale did not start with TLS"
+tls_url=$(cat "$scratch/url")
+case $tls_url in https://127.0.0.3:*) ok ;; *) fail "the peer's URL is '$tls_url'" ;; esac
+{ init; call 1 list_calendars; call 2 list_events '{"calendar":"work","start":"2026-10-22","end":"2026-10-23"}'; } |
+    CALDAV_URL=$tls_url SSL_CERT_FILE="$scratch/tls/ca.pem" HTTPS_PROXY=$proxy NO_PROXY=localhost,127.0.0.1,::1 serve
+expect_text_of "$calendars" 1
+expect_py 'not e(2) and "Weekly sync" in t(2)'
+tls_port=${tls_url##*:}
+expect_grep "^CONNECT 127.0.0.3:${tls_port%/}\$" "$scratch/proxy.log"
+{ init; call 1 list_calendars; req 2 ping; } | CALDAV_URL=$tls_url SSL_CERT_FILE= serve
+expect_py 'e(1) and t(1).startswith("the calendar server is out of reach: cannot reach '"'$tls_url"'.well-known/caldav'"'"': ") and "\n" not in t(1) and a(2) == {}'
+kill "$proxy_pid" 2>/dev/null
 
 done_testing
