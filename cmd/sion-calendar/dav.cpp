@@ -496,17 +496,7 @@ Result<std::optional<Resource>> Dav::find_uid(const CalendarInfo& calendar, std:
         if (data == nullptr || etag == nullptr)
             continue;
         // text-match is a substring match: the object's own UID must be the one asked for.
-        std::string needle = "UID:" + std::string(uid);
-        const std::string& text = data->text;
-        bool exact = false;
-        for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) {
-            size_t after = at + needle.size();
-            bool line_start = at == 0 || text[at - 1] == '\n';
-            bool line_end = after == text.size() || text[after] == '\r' || text[after] == '\n';
-            if (line_start && line_end)
-                exact = true;
-        }
-        if (!exact)
+        if (!event_summary(data->text, uid))
             continue;
         return std::optional<Resource>(Resource{d.href, trim(etag->text), data->text});
     }

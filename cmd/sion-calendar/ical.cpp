@@ -359,6 +359,27 @@ Result<bool> expand(std::string_view ics, Range range, std::vector<Occurrence>& 
     return cut;
 }
 
+std::optional<std::string> event_summary(std::string_view ics, std::string_view uid) {
+    std::string text(ics);
+    Component calendar(icalparser_parse_string(text.c_str()));
+    if (!calendar)
+        return std::nullopt;
+    std::optional<std::string> found;
+    for (icalcomponent* ev = icalcomponent_get_first_component(calendar.get(), ICAL_VEVENT_COMPONENT);
+         ev != nullptr; ev = icalcomponent_get_next_component(calendar.get(), ICAL_VEVENT_COMPONENT)) {
+        const char* id = icalcomponent_get_uid(ev);
+        if (id == nullptr || uid != id)
+            continue;
+        const char* summary = icalcomponent_get_summary(ev);
+        bool master = icalcomponent_get_first_property(ev, ICAL_RECURRENCEID_PROPERTY) == nullptr;
+        if (master || !found)
+            found = summary != nullptr ? summary : "";
+        if (master)
+            break;
+    }
+    return found;
+}
+
 std::string show_time(Seconds t, const std::string& zone, bool with_time) {
     icaltimezone* z = zone.empty() ? utc() : builtin_zone(zone);
     return format(icaltime_from_timet_with_zone(t, 0, z != nullptr ? z : utc()), with_time);

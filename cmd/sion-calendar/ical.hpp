@@ -54,6 +54,10 @@ struct ExpandLimits {
 [[nodiscard]] Result<bool> expand(std::string_view ics, Range range, std::vector<Occurrence>& out,
                                   const ExpandLimits& limits = {});
 
+// The summary ("" for none) of the event of `ics` whose UID is `uid` (its master, else an instance
+// it overrides); nothing when no event of `ics` has that UID or `ics` cannot be read.
+[[nodiscard]] std::optional<std::string> event_summary(std::string_view ics, std::string_view uid);
+
 // "2026-10-22", or "2026-10-22 10:00" when `with_time`, of the UTC time `t`, shown in `zone`
 // (an IANA name; "" for UTC).
 [[nodiscard]] std::string show_time(Seconds t, const std::string& zone, bool with_time);

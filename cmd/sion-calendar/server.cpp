@@ -446,12 +446,8 @@ Answer CalendarTools::delete_event(JsonView arguments) {
         if (r.etag.empty())
             return fail("the calendar server gave no ETag for event '" + one_line(*uid)
                         + "': it is not deleted blindly");
-        std::string summary;
-        std::vector<Occurrence> first;
-        auto shown = expand(r.data, Range{INT32_MIN, Seconds{INT32_MAX} * 4}, first,
-                            ExpandLimits{1000, 1});
-        if (shown && !first.empty())
-            summary = " '" + one_line(first.front().summary) + "'";
+        auto title = event_summary(r.data, *uid);
+        std::string summary = title && !title->empty() ? " '" + one_line(*title) + "'" : "";
         auto removed = (*d)->remove(r.href, r.etag);
         if (!removed)
             return fail(removed.error().message());

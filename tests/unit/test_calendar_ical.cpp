@@ -179,6 +179,17 @@ TEST(CalendarIcal, WhatIsNotIcalendarIsRefused) {
     }
 }
 
+TEST(CalendarIcal, AnEventFoundByItsWholeUid) {
+    std::string uid(90, 'u'); // folded where it is written: longer than a line of 75 bytes
+    std::string ics = calendar("BEGIN:VEVENT\r\nUID:" + uid.substr(0, 70) + "\r\n " + uid.substr(70)
+                               + "\r\nDTSTAMP:20260101T000000Z\r\nDTSTART:20260710T080000Z\r\n"
+                                 "SUMMARY:Long\r\nEND:VEVENT\r\n");
+    EXPECT_EQ(event_summary(ics, uid), std::optional<std::string>("Long"));
+    EXPECT_EQ(event_summary(ics, uid.substr(1)), std::nullopt);
+    EXPECT_EQ(event_summary(ics, uid + "x"), std::nullopt);
+    EXPECT_EQ(event_summary("not iCalendar", uid), std::nullopt);
+}
+
 TEST(CalendarIcal, Rfc3339Arguments) {
     EXPECT_EQ(at("1970-01-01T00:00:00Z"), 0);
     EXPECT_EQ(at("1970-01-01T01:00:00+01:00"), 0);
