@@ -244,7 +244,7 @@ bool instance_starts(const Event& master, const Zones& calendar, const Range& ra
             Seconds s = seconds_of(t, master.start.zone);
             if (s >= range.end)
                 break;
-            if (s + master.length >= range.start || s + master.length == s)
+            if (s + master.length >= range.start)
                 starts.insert(s);
         }
     }
