@@ -7,13 +7,17 @@
 # Radicale's store is kept under the build directory for the next run. Radicale is started by
 # tests/e2e/calendar_peer.sh on 127.0.0.3 and stopped at the end. Prints list_events over a week and
 # over a month (a server that has answered once: discovery done), the first call of a new server,
-# list_calendars, and Radicale's own REPORT of the same week alone, with their ratio. Checks that
-# list_events gave the occurrences expected; exits 1 if not, 69 if radicale is missing, 0 otherwise.
+# list_calendars, and Radicale's own REPORT of the same week alone, with their ratio, then
+# sion-calendar's own part: list_events against a stand-in that answers Radicale's REPORT at once.
+# Checks that list_events gave the occurrences expected; exits 1 if not, 69 if radicale is missing,
+# 0 otherwise. (Not calendar.py: a script of that name would be the standard library's calendar to
+# every module it imports.)
 #
-#   tests/bench/calendar.py [--bin DIR] [--events N] [--runs N] [--cache DIR]
+#   tests/bench/calendars.py [--bin DIR] [--events N] [--runs N] [--cache DIR]
 import argparse
 import base64
 import datetime
+import http.server
 import json
 import os
 import random
@@ -22,6 +26,7 @@ import signal
 import statistics
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 
@@ -96,7 +101,7 @@ def start_peer(root, store):
                         'echo "$CALENDAR_PEER_URL $CALENDAR_PEER_PID"', "bash", helper, store, USER,
                         PASSWORD], capture_output=True, text=True, check=False)
     if p.returncode != 0:
-        sys.exit(f"calendar.py: radicale did not start: {p.stderr.strip()}")
+        sys.exit(f"calendars.py: radicale did not start: {p.stderr.strip()}")
     url, pid = p.stdout.split()
     return url, int(pid)
 
@@ -145,7 +150,7 @@ class Server:
         self.p.stdin.flush()
         answer = json.loads(self.p.stdout.readline())
         if "error" in answer:
-            sys.exit(f"calendar.py: {method} failed: {answer['error']}")
+            sys.exit(f"calendars.py: {method} failed: {answer['error']}")
         return answer["result"]
 
     def call(self, tool, arguments):
@@ -154,7 +159,7 @@ class Server:
         took = time.perf_counter() - start
         text = result["content"][0]["text"]
         if result.get("isError"):
-            sys.exit(f"calendar.py: {tool} failed: {text}")
+            sys.exit(f"calendars.py: {tool} failed: {text}")
         return took, text
 
     def close(self):
@@ -170,6 +175,41 @@ def report_body(start, end):
             '</c:calendar-query>').encode()
 
 
+def stand_in(report):
+    """A server on 127.0.0.3 that answers at once what Radicale answered: its URL is the calendar's,
+    which a PROPFIND finds to be one, and each REPORT gets Radicale's answer of the week. What
+    list_events takes against it is sion-calendar's own part."""
+    calendar = ('<?xml version="1.0"?><d:multistatus xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav">'
+                f'<d:response><d:href>/{USER}/bench/</d:href><d:propstat><d:prop><d:resourcetype>'
+                '<d:collection/><c:calendar/></d:resourcetype><d:displayname>bench</d:displayname>'
+                '</d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>'
+                '</d:multistatus>').encode()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *a):
+            pass
+
+        def answer(self, body):
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            self.send_response(207)
+            self.send_header("Content-Type", "application/xml; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_PROPFIND(self):
+            self.answer(calendar)
+
+        def do_REPORT(self):
+            self.answer(report)
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.3", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.3:{server.server_address[1]}/{USER}/bench/"
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     root = os.path.normpath(os.path.join(here, "..", ".."))
@@ -180,7 +220,7 @@ def main():
     ap.add_argument("--cache", default=None, help="where Radicale's store is kept (BIN/../bench-calendar)")
     args = ap.parse_args()
     if shutil.which("radicale") is None:
-        print("calendar.py: radicale is not installed (Debian package radicale)", file=sys.stderr)
+        print("calendars.py: radicale is not installed (Debian package radicale)", file=sys.stderr)
         return 69
     binary = os.path.join(args.bin, "sion-calendar")
     cache = args.cache or os.path.join(os.path.dirname(os.path.abspath(args.bin)), "bench-calendar")
@@ -197,7 +237,7 @@ def main():
             status, _ = request(url + f"{USER}/bench/", "PUT", events(args.events).encode(),
                                 {"Content-Type": "text/calendar; charset=utf-8"})
             if status not in (200, 201, 204):
-                sys.exit(f"calendar.py: PUT of the calendar answered {status}")
+                sys.exit(f"calendars.py: PUT of the calendar answered {status}")
             open(done, "w").close()
             print(f"put in {time.perf_counter() - t:.0f} s", flush=True)
         week = {"calendar": f"/{USER}/bench/", "start": "2026-10-19", "end": "2026-10-26", "limit": 1000}
@@ -230,6 +270,12 @@ def main():
             objects = answer.count(b"calendar-data>") // 2
     finally:
         stop_peer(pid)
+    server, stand_in_url = stand_in(answer)
+    ours_server = Server(binary, stand_in_url)
+    _, ours_text = ours_server.call("list_events", week)
+    ours = [ours_server.call("list_events", week)[0] for _ in range(args.runs)]
+    ours_server.close()
+    server.shutdown()
 
     def count(text):
         first = text.splitlines()[0]
@@ -244,8 +290,11 @@ def main():
     print(f"  list_calendars:                                       {ms(lists):8.1f} ms")
     print(f"  Radicale's REPORT of the week alone (urllib):         {ms(reports):8.1f} ms   "
           f"list_events / REPORT {ms(weeks) / ms(reports):.2f}x")
-    if count(week_text) < objects or count(week_text) == 0 or count(month_text) < count(week_text):
-        print(f"calendar.py: list_events found {count(week_text)} occurrences in the week, "
+    print(f"  sion-calendar's own part (the week's answer at once): {ms(ours):8.1f} ms   "
+          f"({objects} objects read, {count(ours_text)} occurrences)")
+    if (count(week_text) < objects or count(week_text) == 0 or count(month_text) < count(week_text)
+            or count(ours_text) != count(week_text)):
+        print(f"calendars.py: list_events found {count(week_text)} occurrences in the week, "
               f"Radicale gave {objects} objects", file=sys.stderr)
         return 1
     return 0
