@@ -188,6 +188,30 @@ const XmlElement* DavResponse::prop(std::string_view ns, std::string_view name) 
     return nullptr;
 }
 
+namespace {
+
+DavResponse response_of(XmlElement& response) {
+    DavResponse r;
+    for (XmlElement& part : response.children) {
+        if (part.is(k_dav, "href") && r.href.empty()) {
+            r.href = trim(part.text);
+        } else if (part.is(k_dav, "status")) {
+            r.status = status_code(part.text);
+        } else if (part.is(k_dav, "propstat")) {
+            const XmlElement* status = part.child(k_dav, "status");
+            if (status == nullptr || !is_2xx(status_code(status->text)))
+                continue;
+            for (XmlElement& prop : part.children)
+                if (prop.is(k_dav, "prop"))
+                    for (XmlElement& p : prop.children)
+                        r.props.push_back(std::move(p));
+        }
+    }
+    return r;
+}
+
+} // namespace
+
 Result<std::vector<DavResponse>> read_multistatus(std::string_view body) {
     auto tree = parse_xml_tree(body);
     if (!tree)
@@ -199,25 +223,68 @@ Result<std::vector<DavResponse>> read_multistatus(std::string_view body) {
     for (XmlElement& response : root.children) {
         if (!response.is(k_dav, "response"))
             continue;
-        DavResponse r;
-        for (XmlElement& part : response.children) {
-            if (part.is(k_dav, "href") && r.href.empty()) {
-                r.href = trim(part.text);
-            } else if (part.is(k_dav, "status")) {
-                r.status = status_code(part.text);
-            } else if (part.is(k_dav, "propstat")) {
-                const XmlElement* status = part.child(k_dav, "status");
-                if (status == nullptr || !is_2xx(status_code(status->text)))
-                    continue;
-                for (XmlElement& prop : part.children)
-                    if (prop.is(k_dav, "prop"))
-                        for (XmlElement& p : prop.children)
-                            r.props.push_back(std::move(p));
-            }
-        }
+        DavResponse r = response_of(response);
         if (!r.href.empty())
             out.push_back(std::move(r));
     }
+    return out;
+}
+
+std::string href_path(std::string_view href) {
+    std::string path = percent_decode(href);
+    if (size_t scheme = path.find("://"); scheme != std::string::npos) {
+        size_t slash = path.find('/', scheme + 3);
+        path = slash == std::string::npos ? "/" : path.substr(slash);
+    }
+    return path;
+}
+
+Result<SyncChanges> read_sync(std::string_view body, std::string_view collection_href) {
+    auto tree = parse_xml_tree(body);
+    if (!tree)
+        return tree.error();
+    XmlElement& root = *tree;
+    if (!root.is(k_dav, "multistatus"))
+        return make_error(Exit::data, "its answer is not a WebDAV multistatus");
+    SyncChanges out;
+    std::string collection = href_path(collection_href);
+    while (collection.size() > 1 && collection.back() == '/')
+        collection.pop_back();
+    for (XmlElement& part : root.children) {
+        if (part.is(k_dav, "sync-token")) {
+            out.token = trim(part.text);
+            continue;
+        }
+        if (!part.is(k_dav, "response"))
+            continue;
+        DavResponse r = response_of(part);
+        std::string path = href_path(r.href);
+        while (path.size() > 1 && path.back() == '/')
+            path.pop_back();
+        if (r.href.empty())
+            return make_error(Exit::data, "a response of its sync-collection answer has no href");
+        if (path == collection) {
+            out.truncated = out.truncated || r.status == 507;
+            continue;
+        }
+        if (r.status == 404) {
+            out.gone.push_back(r.href);
+            continue;
+        }
+        const XmlElement* data = r.prop(k_caldav, "calendar-data");
+        if (data == nullptr || (r.status != 0 && !is_2xx(r.status)))
+            return make_error(Exit::data, "its sync-collection answer gives '%s' without its "
+                                          "calendar-data",
+                              one_line(r.href.substr(0, 200)).c_str());
+        Resource res;
+        res.href = r.href;
+        if (const XmlElement* etag = r.prop(k_dav, "getetag"))
+            res.etag = trim(etag->text);
+        res.data = data->text;
+        out.changed.push_back(std::move(res));
+    }
+    if (out.token.empty())
+        return make_error(Exit::data, "its sync-collection answer has no sync-token");
     return out;
 }
 
@@ -469,6 +536,29 @@ Result<std::vector<Resource>> Dav::events_in(const CalendarInfo& calendar, Range
         out.push_back(std::move(res));
     }
     return out;
+}
+
+Result<std::optional<SyncChanges>> Dav::sync(const CalendarInfo& calendar,
+                                             const std::string& token) {
+    std::string body = "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n"
+                       "<d:sync-collection xmlns:d=\"DAV:\" xmlns:c=\"urn:ietf:params:xml:ns:caldav\">"
+                       "<d:sync-token>"
+                       + xml_escape(token)
+                       + "</d:sync-token><d:sync-level>1</d:sync-level>"
+                         "<d:prop><d:getetag/><c:calendar-data/></d:prop></d:sync-collection>\n";
+    SION_TRY(std::string url, absolute(calendar.href));
+    auto sent = send("REPORT", url, "", body);
+    if (!sent) {
+        if (sent.error().exit() == Exit::unavailable || sent.error().exit() == Exit::timeout)
+            return sent.error();
+        return std::optional<SyncChanges>(); // an answer too large to keep, among others
+    }
+    if (sent->response.status != 207)
+        return std::optional<SyncChanges>();
+    auto changes = read_sync(sent->response.body, calendar.href);
+    if (!changes)
+        return std::optional<SyncChanges>();
+    return std::optional<SyncChanges>(std::move(*changes));
 }
 
 Result<std::optional<Resource>> Dav::find_uid(const CalendarInfo& calendar, std::string_view uid) {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // sion-calendar's CalDAV client (RFC 4791, RFC 6764, over lib/http): the settings, discovery
 // (/.well-known/caldav for a bare host, current-user-principal, calendar-home-set, the calendars),
-// a calendar-query REPORT of a time range, PUT of a new object with If-None-Match: *, and DELETE
+// a calendar-query REPORT of a time range, WebDAV sync (RFC 6578: a sync-collection REPORT), PUT of a new object with If-None-Match: *, and DELETE
 // with If-Match. WebDAV's multistatus is read by libxml2 (lib/xml_tree.hpp).
 //
 // Errors are one line for the model, never holding the password or the token: Exit::config for
@@ -74,6 +74,24 @@ struct Resource {
     std::string data;
 };
 
+// What a sync-collection REPORT (RFC 6578) told: the collection's new sync-token, the objects
+// added or changed since the token sent (with their data), those removed (their hrefs), and
+// whether the server cut the answer short (507 on the collection: ask again with the new token).
+struct SyncChanges {
+    std::string token;
+    std::vector<Resource> changed;
+    std::vector<std::string> gone;
+    bool truncated = false;
+};
+
+// The sync-collection answer `body` for the collection `collection_href`. Exit::data when it is no
+// multistatus, names no sync-token, or tells of a member neither removed (404) nor given with its
+// calendar-data: an answer that cannot be applied whole is not applied at all.
+[[nodiscard]] Result<SyncChanges> read_sync(std::string_view body, std::string_view collection_href);
+
+// An href as a key: its path, percent-decoded, without scheme and host.
+[[nodiscard]] std::string href_path(std::string_view href);
+
 class Dav {
 public:
     explicit Dav(Settings settings) : m_settings(std::move(settings)) {}
@@ -84,6 +102,12 @@ public:
     [[nodiscard]] Result<std::vector<CalendarInfo>> calendars();
     // The objects of `calendar` holding events within `range` (the server's filter).
     [[nodiscard]] Result<std::vector<Resource>> events_in(const CalendarInfo& calendar, Range range);
+    // What changed in `calendar` since `token` ("" for everything: every object is then
+    // "changed"). Nothing when the server does not answer it (no WebDAV sync, a token it no longer
+    // knows: 403 or 409 with DAV:valid-sync-token, any other status, an answer read_sync refuses);
+    // an error only when the server is out of reach or the time ran out.
+    [[nodiscard]] Result<std::optional<SyncChanges>> sync(const CalendarInfo& calendar,
+                                                          const std::string& token);
     // The object of `calendar` whose event has that UID, if any.
     [[nodiscard]] Result<std::optional<Resource>> find_uid(const CalendarInfo& calendar,
                                                            std::string_view uid);

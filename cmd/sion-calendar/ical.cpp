@@ -359,6 +359,51 @@ Result<bool> expand(std::string_view ics, Range range, std::vector<Occurrence>& 
     return cut;
 }
 
+Result<Range> span(std::string_view ics, const ExpandLimits& limits) {
+    std::string text(ics);
+    Component calendar(icalparser_parse_string(text.c_str()));
+    if (!calendar || icalcomponent_isa(calendar.get()) != ICAL_VCALENDAR_COMPONENT)
+        return make_error(Exit::data, "it is not an iCalendar object (VCALENDAR)");
+    icalcomponent* cal = calendar.get();
+    Zones zones = zones_of(cal);
+    bool any = false;
+    bool endless = false;
+    Seconds first = k_forever;
+    Seconds last = -k_forever;
+    // Every VEVENT, masters and overrides alike, and every instance of each one's rules: wider
+    // than what expand gives (it keeps one master per UID, and removes what EXDATE names).
+    for (icalcomponent* ev = icalcomponent_get_first_component(cal, ICAL_VEVENT_COMPONENT);
+         ev != nullptr; ev = icalcomponent_get_next_component(cal, ICAL_VEVENT_COMPONENT)) {
+        Event e = event_of(ev, zones);
+        if (icaltime_is_null_time(e.start.t))
+            continue;
+        any = true;
+        std::set<Seconds> starts{seconds_of(e.start.t, e.start.zone)};
+        if (has_repeats(ev)) {
+            for (icalproperty* p = icalcomponent_get_first_property(ev, ICAL_RRULE_PROPERTY);
+                 p != nullptr; p = icalcomponent_get_next_property(ev, ICAL_RRULE_PROPERTY)) {
+                icalrecurrencetype rule = icalproperty_get_rrule(p);
+                if (rule.count == 0 && icaltime_is_null_time(rule.until))
+                    endless = true;
+            }
+            if (!endless && instance_starts(e, zones, Range{-k_forever, k_forever}, limits, starts))
+                endless = true;
+        }
+        for (Seconds s : starts) {
+            first = std::min(first, s);
+            last = std::max(last, s + e.length);
+        }
+    }
+    if (!any && icalcomponent_count_errors(cal) > 0)
+        return make_error(Exit::data, "it is not an iCalendar object libical can read");
+    if (!any)
+        return Range{0, 0};
+    Range r{first - 2 * k_day, last + 2 * k_day};
+    if (endless)
+        r.end = k_forever;
+    return r;
+}
+
 std::optional<std::string> event_summary(std::string_view ics, std::string_view uid) {
     std::string text(ics);
     Component calendar(icalparser_parse_string(text.c_str()));

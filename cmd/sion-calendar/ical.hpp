@@ -54,6 +54,14 @@ struct ExpandLimits {
 [[nodiscard]] Result<bool> expand(std::string_view ics, Range range, std::vector<Occurrence>& out,
                                   const ExpandLimits& limits = {});
 
+// The times within which every occurrence of `ics` falls, whatever range expand is asked for:
+// from its earliest start to its latest end, two days wider each way (zones, floating times, an
+// UNTIL that is a day), to k_forever when a rule repeats without end or beyond `limits`; an empty
+// range (0, 0) when it has no event with a start. The error of expand for what expand refuses.
+// What a kept object is checked against before it is expanded (cache.hpp).
+inline constexpr Seconds k_forever = Seconds{1} << 62;
+[[nodiscard]] Result<Range> span(std::string_view ics, const ExpandLimits& limits = {});
+
 // The summary ("" for none) of the event of `ics` whose UID is `uid` (its master, else an instance
 // it overrides); nothing when no event of `ics` has that UID or `ics` cannot be read.
 [[nodiscard]] std::optional<std::string> event_summary(std::string_view ics, std::string_view uid);

@@ -235,8 +235,10 @@ Answer CalendarTools::call(std::string_view name, JsonView arguments) {
 
 Result<Dav*> CalendarTools::dav() {
     SION_TRY(Settings settings, read_settings(m_lookup));
-    if (!m_dav || !(m_dav->settings() == settings))
+    if (!m_dav || !(m_dav->settings() == settings)) {
         m_dav = std::make_unique<Dav>(std::move(settings));
+        m_cache = EventCache{};
+    }
     return m_dav.get();
 }
 
@@ -324,7 +326,7 @@ Answer CalendarTools::list_events(JsonView arguments) {
     bool cut = false;
     size_t unreadable = 0;
     for (const CalendarInfo& c : *picked) {
-        auto objects = (*d)->events_in(c, range);
+        auto objects = m_cache.events_in(**d, c, range);
         if (!objects)
             return fail(objects.error().message());
         for (const Resource& r : *objects) {

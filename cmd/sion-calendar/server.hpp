@@ -5,12 +5,14 @@
 //
 // The settings are looked up at every call (the environment, else the credentials kept with sion
 // agent credential add), so that a missing one is not a failure to start: each call answers the
-// line saying what to set. A call never throws and never ends the program: what goes wrong is an
+// line saying what to set. list_events keeps the calendars it read (cache.hpp), up to date by
+// WebDAV sync at every call. A call never throws and never ends the program: what goes wrong is an
 // answer with is_error set and one line, which never holds the password or the token.
 //
 // Threads: one thread at a time.
 #pragma once
 
+#include "cmd/sion-calendar/cache.hpp"
 #include "cmd/sion-calendar/dav.hpp"
 #include "lib/json.hpp"
 #include "lib/mcp_serve.hpp"
@@ -46,6 +48,7 @@ private:
     Lookup m_lookup;
     std::function<Seconds()> m_now;
     std::unique_ptr<Dav> m_dav;
+    EventCache m_cache; // of m_dav's calendars: dropped with it
 };
 
 // The calendars `wanted` names (its path, href or name; all that hold events when empty), or the

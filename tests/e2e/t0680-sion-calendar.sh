@@ -195,12 +195,14 @@ expect_text_of "7 events from 2026-10-30 00:00 to 2026-11-11 00:00 America/New_Y
 # -- delete_event: gone from the list and from the server's store; a second time, one line.
 {
     init
+    call 9 list_events '{"calendar":"work","start":"2026-10-20","end":"2026-11-11"}'
     call 1 delete_event "{\"uid\":\"$uid_kickoff\"}"
     call 2 delete_event '{"calendar":"work","uid":"standup-ny"}'
     call 3 list_events '{"calendar":"work","start":"2026-10-20","end":"2026-11-11"}'
     call 4 delete_event "{\"uid\":\"$uid_kickoff\"}"
     call 5 delete_event '{"calendar":"home","uid":"standup-ny"}'
 } | serve
+expect_py 'not e(9) and "Kick-off" in t(9) and "Stand-up" in t(9)'
 expect_py 'not e(1) and t(1) == "deleted event '"'"'Kick-off'"'"' (uid '"$uid_kickoff"') from Work"'
 expect_py 'not e(2) and t(2) == "deleted event '"'"'Stand-up «Équipe»'"'"' (uid standup-ny) from Work"'
 expect_py '"Kick-off" not in t(3) and "Stand-up" not in t(3) and t(3).startswith("3 events from ")'
@@ -209,6 +211,45 @@ expect_py 'e(5) and t(5) == "no calendar '"'"'home'"'"': there are /alice/home/,
 [ ! -e "$store/work/$uid_kickoff.ics" ] && [ ! -e "$store/work/standup.ics" ] && ok ||
     fail "the server's store still holds a deleted event"
 [ -f "$store/work/$uid_weekly.ics" ] && ok || fail "the weekly event went too"
+
+# -- What list_events keeps (WebDAV sync): another client's PUT, change and DELETE straight to
+# Radicale, between calls of one server, are seen at the next call.
+answered() { grep -q "\"id\":$1[,}]" "$scratch/out" 2>/dev/null; }
+other() { # other METHOD SUMMARY: the other client's request on /alice/home/other-client.ics
+    local ics="BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//other//EN\r\nBEGIN:VEVENT\r\nUID:other-client\r\nDTSTAMP:20261001T000000Z\r\nDTSTART:20270302T100000Z\r\nDURATION:PT1H\r\nSUMMARY:$2\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+    printf "$ics" | curl -sS --noproxy '*' -u alice:pw-Zebra-42 -X "$1" -H 'Content-Type: text/calendar; charset=utf-8' \
+        ${2:+--data-binary @-} -o /dev/null -w '%{http_code}\n' "${url}alice/home/other-client.ics" >>"$scratch/other.status" 2>&1
+}
+march='{"calendar":"/alice/home/","start":"2027-03-01","end":"2027-03-08"}'
+: >"$scratch/other.status"
+{
+    init
+    call 61 list_events "$march"
+    wait_until 30 answered 61
+    other PUT 'Planning by another client'
+    call 62 list_events "$march"
+    wait_until 30 answered 62
+    other PUT 'Planning moved on'
+    call 63 list_events "$march"
+    wait_until 30 answered 63
+    other DELETE ''
+    call 64 list_events "$march"
+    wait_until 30 answered 64
+    call 65 create_event '{"calendar":"/alice/home/","summary":"Ours","start":"2027-03-03T09:00:00Z"}'
+    call 66 list_events "$march"
+    wait_until 30 answered 66
+} | serve
+expect_text "$scratch/other.status" "the other client's statuses" "201
+201
+200"
+expect_py 'not e(61) and t(61) == "no events from 2027-03-01 00:00 to 2027-03-08 00:00 UTC"'
+expect_py 'not e(62) and t(62) == "1 event from 2027-03-01 00:00 to 2027-03-08 00:00 UTC:\n2027-03-02 10:00 to 11:00 UTC: Planning by another client; uid other-client; calendar Zuhause Ü"'
+expect_py 'not e(63) and t(63) == "1 event from 2027-03-01 00:00 to 2027-03-08 00:00 UTC:\n2027-03-02 10:00 to 11:00 UTC: Planning moved on; uid other-client; calendar Zuhause Ü"'
+expect_py 'not e(64) and t(64) == "no events from 2027-03-01 00:00 to 2027-03-08 00:00 UTC"'
+expect_py 'not e(65) and t(66).startswith("1 event from ") and "Ours" in t(66)'
+uid_ours=$(text 65 | sed -n 's/.*uid \([^,]*\),.*/\1/p')
+{ init; call 1 delete_event "{\"uid\":\"$uid_ours\"}"; } | serve
+expect_py 'not e(1)'
 
 # -- Arguments: each one line, nothing sent.
 {
@@ -287,7 +328,7 @@ expect_py 'e(1) and t(1).startswith("the calendar server is out of reach: cannot
 
 cat >"$scratch/hostile.py" <<'PY'
 # A server that answers WebDAV badly, by the first segment of the path.
-import http.server, sys
+import http.server, re, sys
 MS = '<?xml version="1.0"?><d:multistatus xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav">%s</d:multistatus>'
 CAL = ('<d:response><d:href>/%s/cal/</d:href><d:propstat><d:prop><d:resourcetype><d:collection/><c:calendar/>'
        '</d:resourcetype><d:displayname>Cal</d:displayname></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>')
@@ -300,6 +341,11 @@ ETAG = ('<d:response><d:href>/etag/cal/x.ics</d:href><d:propstat><d:prop><d:gete
         '<c:calendar-data>BEGIN:VCALENDAR\r\nVERSION:2.0\r\nBEGIN:VEVENT\r\nUID:gone-soon\r\n'
         'DTSTART:20261001T100000Z\r\nSUMMARY:Soon gone\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n</c:calendar-data>'
         '</d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>')
+SYNCED = ('<d:response><d:href>/sync/cal/s.ics</d:href><d:propstat><d:prop><d:getetag>"VERSION"</d:getetag>'
+          '<c:calendar-data>BEGIN:VCALENDAR\r\nVERSION:2.0\r\nBEGIN:VEVENT\r\nUID:synced\r\n'
+          'DTSTART:20261002T100000Z\r\nSUMMARY:Synced VERSION\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n</c:calendar-data>'
+          '</d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response><d:sync-token>t1</d:sync-token>')
+fulls = 0
 class H(http.server.BaseHTTPRequestHandler):
     def log_message(self, *a): pass
     def answer(self, status, body, ctype="application/xml"):
@@ -314,18 +360,29 @@ class H(http.server.BaseHTTPRequestHandler):
         elif top == "laughs": self.answer(207, LAUGHS)
         elif top == "html": self.answer(207, "<html><body>not DAV</body></html>")
         elif top == "wrong-ns": self.answer(207, (MS % CAL % top).replace('"DAV:"', '"urn:x-not-dav"'))
-        elif top in ("bad-ics", "etag"): self.answer(207, MS % CAL % top)
+        elif top in ("bad-ics", "etag", "sync"): self.answer(207, MS % CAL % top)
         else: self.answer(405, "no")
     def do_REPORT(self):
-        self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        self.answer(207, MS % (ETAG if self.path.startswith("/etag/") else BADICS))
+        body = self.rfile.read(int(self.headers.get("Content-Length", 0))).decode()
+        top = self.path.strip("/").split("/")[0]
+        token = re.search(r"<d:sync-token>(.*?)</d:sync-token>", body)
+        with open(sys.argv[1], "a") as log:
+            print(top, "sync %r" % token.group(1) if token else "query", file=log)
+        if top == "sync":  # WebDAV sync whose tokens run out at once
+            global fulls
+            if token is None: self.answer(500, "no queries here")
+            elif token.group(1): self.answer(403, '<?xml version="1.0"?><d:error xmlns:d="DAV:"><d:valid-sync-token/></d:error>')
+            else:
+                fulls += 1
+                self.answer(207, MS % SYNCED.replace("VERSION", str(fulls)))
+        else: self.answer(207, MS % (ETAG if top == "etag" else BADICS))
     def do_DELETE(self):
         self.answer(412, "changed")
 s = http.server.ThreadingHTTPServer(("127.0.0.3", 0), H)
 print(s.server_address[1], flush=True)
 s.serve_forever()
 PY
-python3 "$scratch/hostile.py" >"$scratch/hostile.port" 2>"$scratch/hostile.err" &
+python3 "$scratch/hostile.py" "$scratch/hostile.log" >"$scratch/hostile.port" 2>"$scratch/hostile.err" &
 hostile_pid=$!
 wait_until 30 test -s "$scratch/hostile.port" && ok || fail "the hostile server did not start"
 hostile="http://127.0.0.3:$(cat "$scratch/hostile.port")"
@@ -340,10 +397,27 @@ expect_text_of "cannot read the answer to PROPFIND '$hostile/laughs/': its XML h
 expect_text_of "cannot read the answer to PROPFIND '$hostile/html/': its answer is not a WebDAV multistatus" 1
 { init; call 1 list_calendars; } | CALDAV_URL="$hostile/wrong-ns/" serve
 expect_text_of "cannot read the answer to PROPFIND '$hostile/wrong-ns/': its answer is not a WebDAV multistatus" 1
-{ init; call 1 list_calendars; call 2 list_events '{"start":"2026-10-01"}'; } | CALDAV_URL="$hostile/bad-ics/cal/" serve
+{ init; call 1 list_calendars; call 2 list_events '{"start":"2026-10-01"}'; call 3 list_events '{"start":"2026-10-01"}'; } |
+    CALDAV_URL="$hostile/bad-ics/cal/" serve
 expect_text_of "Cal (path /bad-ics/cal/)" 1
 expect_text_of "no events from 2026-10-01 00:00 to 2026-10-08 00:00 UTC
 (1 object the server gave is not iCalendar and left out)" 2
+expect_text_of "no events from 2026-10-01 00:00 to 2026-10-08 00:00 UTC
+(1 object the server gave is not iCalendar and left out)" 3
+# A server whose answer to sync-collection has no sync-token knows no WebDAV sync: the query of
+# the range at every call (asked once whether it syncs), nothing kept.
+expect_text "$scratch/hostile.log" "the REPORTs of the server with no sync" "bad-ics sync ''
+bad-ics query
+bad-ics query"
+# A token the server no longer knows (403 DAV:valid-sync-token): what was kept is dropped and
+# fetched whole again, never answered from.
+: >"$scratch/hostile.log"
+{ init; call 1 list_events '{"start":"2026-10-01"}'; call 2 list_events '{"start":"2026-10-01"}'; } |
+    CALDAV_URL="$hostile/sync/cal/" serve
+expect_py 'not e(1) and "Synced 1" in t(1) and not e(2) and "Synced 2" in t(2) and "Synced 1" not in t(2)'
+expect_text "$scratch/hostile.log" "the REPORTs of the server whose tokens run out" "sync sync ''
+sync sync 't1'
+sync sync ''"
 # An object changed between REPORT and DELETE: If-Match fails, nothing is deleted.
 { init; call 1 delete_event '{"uid":"gone-soon"}'; req 2 ping; } | CALDAV_URL="$hostile/etag/cal/" serve
 expect_text_of 'the event changed on the calendar server since it was read (its ETag is not "1"): nothing was deleted' 1

@@ -170,6 +170,77 @@ TEST(CalendarIcal, ExpansionIsBounded) {
     EXPECT_EQ(out.size(), 50U);
 }
 
+// Every occurrence expand gives in any range is within span: what a kept object is checked
+// against before it is expanded (cache.cpp) never leaves one out.
+void expect_within_span(const std::string& ics) {
+    auto s = span(ics);
+    ASSERT_TRUE(s) << s.error().message();
+    auto all = expanded(ics, range("1990-01-01", "2090-01-01"));
+    ASSERT_FALSE(all.empty());
+    for (const Occurrence& o : all) {
+        EXPECT_LE(s->start, o.start) << o.utc_start << o.local_start;
+        EXPECT_GT(s->end, o.end) << o.utc_end << o.local_end;
+    }
+}
+
+TEST(CalendarIcal, SpanHoldsEveryOccurrence) {
+    std::string single = calendar("BEGIN:VEVENT\r\nUID:s\r\nDTSTAMP:20260101T000000Z\r\n"
+                                  "DTSTART:20260710T080000Z\r\nDTEND:20260710T090000Z\r\nEND:VEVENT\r\n");
+    auto s = span(single);
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->start, at("2026-07-08T08:00:00Z"));
+    EXPECT_EQ(s->end, at("2026-07-12T09:00:00Z"));
+    expect_within_span(single);
+    std::string until = calendar("BEGIN:VEVENT\r\nUID:o\r\nDTSTAMP:20260101T000000Z\r\n"
+                                 "DTSTART:20260710T080000Z\r\nDTEND:20260710T090000Z\r\n"
+                                 "RRULE:FREQ=DAILY;UNTIL=20260712T080000Z\r\nEND:VEVENT\r\n");
+    s = span(until);
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->end, at("2026-07-14T09:00:00Z"));
+    expect_within_span(until);
+    // COUNT, EXDATE, an RDATE after the rule's end, an override moved later, one cancelled.
+    expect_within_span(calendar(
+        k_berlin
+        + "BEGIN:VEVENT\r\nUID:d\r\nDTSTAMP:20260101T000000Z\r\n"
+          "DTSTART;TZID=Europe/Berlin:20260601T090000\r\nDURATION:PT30M\r\nRRULE:FREQ=DAILY;COUNT=5\r\n"
+          "EXDATE;TZID=Europe/Berlin:20260602T090000\r\n"
+          "RDATE;TZID=Europe/Berlin:20260620T150000\r\nRDATE:20260501T150000Z\r\nEND:VEVENT\r\n"
+          "BEGIN:VEVENT\r\nUID:d\r\nDTSTAMP:20260101T000000Z\r\n"
+          "RECURRENCE-ID;TZID=Europe/Berlin:20260604T090000\r\n"
+          "DTSTART;TZID=Europe/Berlin:20260904T170000\r\nDURATION:PT1H\r\nEND:VEVENT\r\n"));
+    // All day, floating, a zone by name alone, an UNTIL that is a day.
+    expect_within_span(calendar("BEGIN:VEVENT\r\nUID:a\r\nDTSTAMP:20260101T000000Z\r\n"
+                                "DTSTART;VALUE=DATE:20261224\r\nDTEND;VALUE=DATE:20261227\r\n"
+                                "RRULE:FREQ=YEARLY;COUNT=3\r\nEND:VEVENT\r\n"
+                                "BEGIN:VEVENT\r\nUID:f\r\nDTSTAMP:20260101T000000Z\r\n"
+                                "DTSTART:20260710T230000\r\nRRULE:FREQ=WEEKLY;UNTIL=20260807\r\nEND:VEVENT\r\n"
+                                "BEGIN:VEVENT\r\nUID:t\r\nDTSTAMP:20260101T000000Z\r\n"
+                                "DTSTART;TZID=Pacific/Kiritimati:20260710T230000\r\nDURATION:PT2H\r\n"
+                                "RRULE:FREQ=MONTHLY;COUNT=4\r\nEND:VEVENT\r\n"));
+}
+
+TEST(CalendarIcal, SpanOfWhatRepeatsWithoutEndOrHasNoEvent) {
+    std::string weekly = calendar("BEGIN:VEVENT\r\nUID:w\r\nDTSTAMP:20260101T000000Z\r\n"
+                                  "DTSTART:20260710T080000Z\r\nRRULE:FREQ=WEEKLY\r\nEND:VEVENT\r\n");
+    auto s = span(weekly);
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->start, at("2026-07-08T08:00:00Z"));
+    EXPECT_EQ(s->end, k_forever);
+    // An UNTIL beyond the steps expand takes is no end either.
+    auto far = span(calendar("BEGIN:VEVENT\r\nUID:m\r\nDTSTAMP:20260101T000000Z\r\n"
+                             "DTSTART:20260710T080000Z\r\nRRULE:FREQ=MINUTELY;UNTIL=20990101T000000Z\r\n"
+                             "END:VEVENT\r\n"),
+                    ExpandLimits{1000, 10});
+    ASSERT_TRUE(far);
+    EXPECT_EQ(far->end, k_forever);
+    auto todo = span(calendar("BEGIN:VTODO\r\nUID:t\r\nDTSTAMP:20260101T000000Z\r\nEND:VTODO\r\n"));
+    ASSERT_TRUE(todo);
+    EXPECT_EQ(todo->start, 0);
+    EXPECT_EQ(todo->end, 0);
+    for (const char* bad : {"", "hello", "BEGIN:VCALENDAR\r\nthis is not\r\nEND:VEVENT"})
+        EXPECT_FALSE(span(bad)) << bad;
+}
+
 TEST(CalendarIcal, WhatIsNotIcalendarIsRefused) {
     for (const char* bad : {"", "hello", "BEGIN:VEVENT\r\nUID:x\r\nEND:VEVENT\r\n",
                             "BEGIN:VCALENDAR\r\nthis is not\r\nEND:VEVENT"}) {

@@ -2,7 +2,8 @@
 // WebDAV's XML as sion-calendar reads it (lib/xml_tree.cpp, cmd/sion-calendar/dav.cpp): a
 // multistatus with its propstats, and hostile answers — entities and a DTD, a document too large,
 // too deep or of too many elements, one cut short, namespaces that are not DAV's — each refused
-// with one line, never a crash or an expansion.
+// with one line, never a crash or an expansion; a sync-collection answer (RFC 6578) read whole or
+// refused whole.
 #include "cmd/sion-calendar/dav.hpp"
 #include "lib/xml_tree.hpp"
 
@@ -164,6 +165,86 @@ TEST(CalendarXml, CalendarDataKeepsItsTextWhole) {
     const XmlElement* data = (*r)[0].prop(k_caldav, "calendar-data");
     ASSERT_NE(data, nullptr);
     EXPECT_EQ(data->text, "BEGIN:VCALENDAR\nSUMMARY:Caf\xc3\xa9 & <b>\n"); // XML makes CR LF one LF
+}
+
+const char* k_sync = R"(<?xml version="1.0" encoding="utf-8"?>
+<multistatus xmlns="DAV:" xmlns:C="urn:ietf:params:xml:ns:caldav">
+ <response>
+  <href>/alice/work/new%20one.ics</href>
+  <propstat><prop><getetag>"e2"</getetag><C:calendar-data>BEGIN:VCALENDAR
+END:VCALENDAR
+</C:calendar-data></prop><status>HTTP/1.1 200 OK</status></propstat>
+ </response>
+ <response><href>http://cal.example:5232/alice/work/gone.ics</href><status>HTTP/1.1 404 Not Found</status></response>
+ <sync-token>http://radicale.org/ns/sync/f3a</sync-token>
+</multistatus>
+)";
+
+TEST(CalendarXml, SyncCollectionChangedGoneAndToken) {
+    auto r = read_sync(k_sync, "/alice/work/");
+    ASSERT_TRUE(r) << r.error().message();
+    EXPECT_EQ(r->token, "http://radicale.org/ns/sync/f3a");
+    ASSERT_EQ(r->changed.size(), 1U);
+    EXPECT_EQ(r->changed[0].href, "/alice/work/new%20one.ics");
+    EXPECT_EQ(r->changed[0].etag, "\"e2\"");
+    EXPECT_EQ(r->changed[0].data, "BEGIN:VCALENDAR\nEND:VCALENDAR\n");
+    ASSERT_EQ(r->gone.size(), 1U);
+    EXPECT_EQ(href_path(r->gone[0]), "/alice/work/gone.ics");
+    EXPECT_EQ(href_path(r->changed[0].href), "/alice/work/new one.ics");
+    EXPECT_FALSE(r->truncated);
+}
+
+TEST(CalendarXml, SyncCollectionNothingChangedAndCutShort) {
+    auto none = read_sync(R"(<d:multistatus xmlns:d="DAV:"><d:sync-token>t2</d:sync-token></d:multistatus>)",
+                          "/a/");
+    ASSERT_TRUE(none) << none.error().message();
+    EXPECT_EQ(none->token, "t2");
+    EXPECT_TRUE(none->changed.empty() && none->gone.empty() && !none->truncated);
+    // RFC 6578 3.6: 507 on the collection itself, with or without its slash, is a cut short answer.
+    auto cut = read_sync(R"(<d:multistatus xmlns:d="DAV:"><d:response><d:href>/a</d:href>)"
+                         R"(<d:status>HTTP/1.1 507 Insufficient Storage</d:status></d:response>)"
+                         R"(<d:sync-token>t3</d:sync-token></d:multistatus>)",
+                         "/a/");
+    ASSERT_TRUE(cut) << cut.error().message();
+    EXPECT_TRUE(cut->truncated);
+    EXPECT_TRUE(cut->gone.empty());
+}
+
+TEST(CalendarXml, SyncCollectionThatCannotBeAppliedWholeIsRefused) {
+    struct Case {
+        const char* body;
+        const char* message;
+    } cases[] = {
+        // No token: nothing to ask from next time.
+        {R"(<d:multistatus xmlns:d="DAV:"><d:response><d:href>/a/x.ics</d:href><d:status>HTTP/1.1 404 Not Found</d:status></d:response></d:multistatus>)",
+         "its sync-collection answer has no sync-token"},
+        // A token of another namespace is no token.
+        {R"(<d:multistatus xmlns:d="DAV:"><x:sync-token xmlns:x="urn:x">t</x:sync-token></d:multistatus>)",
+         "its sync-collection answer has no sync-token"},
+        // A member changed, its data not given (the propstat of calendar-data is a 404).
+        {R"(<d:multistatus xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav"><d:response><d:href>/a/x.ics</d:href>)"
+         R"(<d:propstat><d:prop><d:getetag>"1"</d:getetag></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat>)"
+         R"(<d:propstat><d:prop><c:calendar-data/></d:prop><d:status>HTTP/1.1 404 Not Found</d:status></d:propstat>)"
+         R"(</d:response><d:sync-token>t</d:sync-token></d:multistatus>)",
+         "its sync-collection answer gives '/a/x.ics' without its calendar-data"},
+        // A member of another status than 404, with data: not taken as it is.
+        {R"(<d:multistatus xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav"><d:response><d:href>/a/x.ics</d:href>)"
+         R"(<d:status>HTTP/1.1 403 Forbidden</d:status><d:propstat><d:prop><c:calendar-data>x</c:calendar-data></d:prop>)"
+         R"(<d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response><d:sync-token>t</d:sync-token></d:multistatus>)",
+         "its sync-collection answer gives '/a/x.ics' without its calendar-data"},
+        {R"(<d:multistatus xmlns:d="DAV:"><d:response><d:status>HTTP/1.1 404 Not Found</d:status></d:response><d:sync-token>t</d:sync-token></d:multistatus>)",
+         "a response of its sync-collection answer has no href"},
+        {R"(<html><body>It works!</body></html>)", "its answer is not a WebDAV multistatus"},
+        {R"(<?xml version="1.0"?><!DOCTYPE d [<!ENTITY x SYSTEM "file:///etc/passwd">]><d:multistatus xmlns:d="DAV:"><d:sync-token>&x;</d:sync-token></d:multistatus>)",
+         "its XML has a DTD (<!DOCTYPE>): entities are not expanded"},
+        {R"(<d:multistatus xmlns:d="DAV:"><d:sync-token>t</d:sync)", "its XML is not well-formed"},
+    };
+    for (const Case& c : cases) {
+        auto r = read_sync(c.body, "/a/");
+        ASSERT_FALSE(r) << c.body;
+        EXPECT_EQ(r.error().message(), c.message) << c.body;
+        EXPECT_EQ(r.error().exit(), Exit::data);
+    }
 }
 
 } // namespace
