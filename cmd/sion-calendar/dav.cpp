@@ -100,8 +100,9 @@ const char* k_propfind_home =
     "<d:displayname/><c:supported-calendar-component-set/>"
     "</d:prop></d:propfind>\n";
 
-// No getctag or sync-token: nothing here keeps what it read between calls, and a server may have
-// to go through every object of a calendar to tell them (Radicale takes 0.3 s for 5,000 events).
+// No getctag or sync-token: the list is not kept between calls, and a server may have to go
+// through every object of a calendar to tell them (Radicale takes 0.3 s for 5,000 events); the
+// sync-collection REPORT (Dav::sync) gives the token with what changed.
 const char* k_propfind_calendars =
     "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n"
     "<d:propfind xmlns:d=\"DAV:\" xmlns:c=\"urn:ietf:params:xml:ns:caldav\" "

@@ -378,17 +378,26 @@ Result<Range> span(std::string_view ics, const ExpandLimits& limits) {
         if (icaltime_is_null_time(e.start.t))
             continue;
         any = true;
-        std::set<Seconds> starts{seconds_of(e.start.t, e.start.zone)};
+        Seconds begin = seconds_of(e.start.t, e.start.zone);
+        std::set<Seconds> starts{begin};
         if (has_repeats(ev)) {
+            bool forever = false;
             for (icalproperty* p = icalcomponent_get_first_property(ev, ICAL_RRULE_PROPERTY);
                  p != nullptr; p = icalcomponent_get_next_property(ev, ICAL_RRULE_PROPERTY)) {
                 icalrecurrencetype rule = icalproperty_get_rrule(p);
                 if (rule.count == 0 && icaltime_is_null_time(rule.until))
-                    endless = true;
+                    forever = true;
             }
-            if (!endless && instance_starts(e, zones, Range{-k_forever, k_forever}, limits, starts))
+            // A rule without end is stepped up to DTSTART only: the RDATEs, which may come
+            // before it, are taken all the same.
+            Range through{-k_forever, forever ? begin + 1 : k_forever};
+            if (instance_starts(e, zones, through, limits, starts) || forever)
                 endless = true;
         }
+        // DTSTART bounds it even when an EXDATE takes it out: a rule's instances never come
+        // before it, and a rule cut short leaves the later ones unknown.
+        first = std::min(first, begin);
+        last = std::max(last, begin + e.length);
         for (Seconds s : starts) {
             first = std::min(first, s);
             last = std::max(last, s + e.length);

@@ -5,7 +5,9 @@
 # principal and from one calendar; calendars made with MKCALENDAR listed; a new event found; a
 # weekly event in Europe/Berlin across the October change of daylight saving time (the same hour
 # there, an hour later in UTC); an all-day event; EXDATE, RDATE and an overriding RECURRENCE-ID;
-# non-ASCII text both ways; delete_event and the server's store agreeing; and the errors — a
+# non-ASCII text both ways; delete_event and the server's store agreeing; what list_events keeps
+# by WebDAV sync seeing another client's PUT, change and DELETE at the next call, a token the
+# server no longer knows, and a server with no sync asked the range at every call; and the errors — a
 # wrong password, a server down (and back), a token command that fails, a server that is no CalDAV
 # server, XML and iCalendar that cannot be read, an object changed before its DELETE — each one
 # line with isError, the server answering after; and the environment's proxy (127.0.0.3 is not

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Fuzzes what sion-calendar reads from a CalDAV server (cmd/sion-calendar): byte 0 chooses how the
-// rest is read — even: as a WebDAV multistatus (lib/xml_tree, read_multistatus), each response's
-// calendar-data then expanded; odd: as an iCalendar object expanded over a year, within small
+// rest is read — even: as a WebDAV multistatus (lib/xml_tree, read_multistatus, read_sync), each
+// response's calendar-data then expanded; odd: as an iCalendar object expanded over a year, within small
 // bounds. Nothing may crash, hang or grow past the bounds: an object gives at most as many
-// occurrences as the bounds allow.
+// occurrences as the bounds allow, each within the object's span.
 #include "cmd/sion-calendar/dav.hpp"
 #include "cmd/sion-calendar/ical.hpp"
 
@@ -38,6 +38,11 @@ void expand(std::string_view ics) {
     check(out.size() <= limits.max_occurrences * (ics.size() / 20 + 1), "too many occurrences");
     for (const auto& o : out)
         check(o.end >= o.start, "an occurrence ends before it starts");
+    // What a kept object is checked against before it is expanded never leaves one out.
+    auto span = sion::calendar_cmd::span(ics, limits);
+    check(static_cast<bool>(span), "expand read what span refused");
+    for (const auto& o : out)
+        check(span->start <= o.start && o.end < span->end, "an occurrence outside the span");
 }
 
 } // namespace
@@ -50,6 +55,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         expand(rest);
         return 0;
     }
+    if (auto sync = sion::calendar_cmd::read_sync(rest, "/a/"))
+        check(!sync->token.empty(), "a sync-collection answer read without its token");
     auto responses = sion::calendar_cmd::read_multistatus(rest);
     if (!responses)
         return 0;

@@ -226,6 +226,22 @@ TEST(CalendarIcal, SpanOfWhatRepeatsWithoutEndOrHasNoEvent) {
     ASSERT_TRUE(s);
     EXPECT_EQ(s->start, at("2026-07-08T08:00:00Z"));
     EXPECT_EQ(s->end, k_forever);
+    // An RDATE before DTSTART of a rule without end, and a DTSTART an EXDATE takes out of a rule
+    // cut short (found by fuzz_calendar): the span still begins before them.
+    auto early = span(calendar("BEGIN:VEVENT\r\nUID:e\r\nDTSTAMP:20260101T000000Z\r\n"
+                               "DTSTART:20260710T080000Z\r\nRRULE:FREQ=WEEKLY\r\n"
+                               "RDATE:20260601T080000Z\r\nEND:VEVENT\r\n"));
+    ASSERT_TRUE(early);
+    EXPECT_EQ(early->start, at("2026-05-30T08:00:00Z"));
+    EXPECT_EQ(early->end, k_forever);
+    std::string cut = calendar("BEGIN:VEVENT\r\nUID:c\r\nDTSTAMP:20260101T000000Z\r\n"
+                               "DTSTART:20260710T080000Z\r\nDURATION:PT15M\r\n"
+                               "RRULE:FREQ=DAILY;UNTIL=20990101T000000Z\r\n"
+                               "EXDATE:20260710T080000Z\r\nEND:VEVENT\r\n");
+    auto cut_span = span(cut, ExpandLimits{10, 10});
+    ASSERT_TRUE(cut_span);
+    EXPECT_EQ(cut_span->start, at("2026-07-08T08:00:00Z"));
+    EXPECT_EQ(cut_span->end, k_forever);
     // An UNTIL beyond the steps expand takes is no end either.
     auto far = span(calendar("BEGIN:VEVENT\r\nUID:m\r\nDTSTAMP:20260101T000000Z\r\n"
                              "DTSTART:20260710T080000Z\r\nRRULE:FREQ=MINUTELY;UNTIL=20990101T000000Z\r\n"
