@@ -554,6 +554,8 @@ Result<std::optional<SyncChanges>> Dav::sync(const CalendarInfo& calendar,
             return sent.error();
         return std::optional<SyncChanges>(); // an answer too large to keep, among others
     }
+    if (sent->response.status == 401) // credentials refused: no reason to ask otherwise
+        return refused(sent->response, "REPORT", url);
     if (sent->response.status != 207)
         return std::optional<SyncChanges>();
     auto changes = read_sync(sent->response.body, calendar.href);

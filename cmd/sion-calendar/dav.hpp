@@ -105,7 +105,8 @@ public:
     // What changed in `calendar` since `token` ("" for everything: every object is then
     // "changed"). Nothing when the server does not answer it (no WebDAV sync, a token it no longer
     // knows: 403 or 409 with DAV:valid-sync-token, any other status, an answer read_sync refuses);
-    // an error only when the server is out of reach or the time ran out.
+    // an error when the server is out of reach, the time ran out, or it refuses the credentials
+    // (401).
     [[nodiscard]] Result<std::optional<SyncChanges>> sync(const CalendarInfo& calendar,
                                                           const std::string& token);
     // The object of `calendar` whose event has that UID, if any.
