@@ -14,7 +14,7 @@ bool EventCache::keeps(const CalendarInfo& calendar) const {
     return m_kept.count(calendar.href) > 0;
 }
 
-bool EventCache::apply(Kept& kept, SyncChanges& changes) {
+bool EventCache::apply(Kept& kept, SyncChanges& changes) const {
     for (const std::string& href : changes.gone) {
         auto found = kept.objects.find(href_path(href));
         if (found == kept.objects.end())
@@ -37,7 +37,7 @@ bool EventCache::apply(Kept& kept, SyncChanges& changes) {
         o.data = std::move(r.data);
         kept.bytes += o.data.size();
         kept.objects.emplace(std::move(key), std::move(o));
-        if (kept.objects.size() > k_objects_max || kept.bytes > k_bytes_max)
+        if (kept.objects.size() > m_limits.objects || kept.bytes > m_limits.bytes)
             return false;
     }
     kept.token = std::move(changes.token);

@@ -7,7 +7,7 @@
 // Nothing is ever answered from what is kept without that sync first: an object another client
 // added, changed or removed is seen at the next call. A calendar is not kept (its events are
 // asked for with a calendar-query REPORT of the range at each call, as when nothing is kept) when
-// its server has no WebDAV sync, or it holds more than k_objects_max objects or k_bytes_max bytes;
+// its server has no WebDAV sync, or it holds more objects or bytes than CacheLimits allows;
 // a token the server no longer knows drops what was kept and fetches it all again.
 //
 // Errors: those of Dav (dav.hpp). Threads: one thread at a time.
@@ -22,11 +22,15 @@
 
 namespace sion::calendar_cmd {
 
-inline constexpr size_t k_objects_max = 20000;          // objects kept of one calendar, at most
-inline constexpr size_t k_bytes_max = size_t{64} << 20; // bytes of iCalendar kept of one, at most
+struct CacheLimits {
+    size_t objects = 20000;         // objects kept of one calendar, at most
+    size_t bytes = size_t{64} << 20; // bytes of iCalendar kept of one calendar, at most
+};
 
 class EventCache {
 public:
+    explicit EventCache(CacheLimits limits = {}) : m_limits(limits) {}
+
     // The objects of `calendar` that may hold events within `range`.
     [[nodiscard]] Result<std::vector<Resource>> events_in(Dav& dav, const CalendarInfo& calendar,
                                                           Range range);
@@ -46,9 +50,10 @@ private:
         size_t bytes = 0;
     };
     // Applies `changes`; false when the calendar grew beyond what is kept.
-    [[nodiscard]] static bool apply(Kept& kept, SyncChanges& changes);
+    [[nodiscard]] bool apply(Kept& kept, SyncChanges& changes) const;
     [[nodiscard]] Result<bool> bring_up_to_date(Dav& dav, const CalendarInfo& calendar, Kept& kept);
 
+    CacheLimits m_limits;
     std::map<std::string, Kept> m_kept;    // by the calendar's href
     std::set<std::string> m_not_kept;      // calendars asked for with a query at every call
 };

@@ -2,15 +2,22 @@
 // sion-calendar's tools (cmd/sion-calendar/server.cpp): their definitions and effects, arguments
 // refused before anything is sent, settings looked up at each call (missing ones named, the next
 // call taking what was kept since), a failing token command, calendars picked by path or name,
-// and how an occurrence is shown; and lib/proxy's loopback_exempt, which sion-calendar's requests
-// ask for.
+// and how an occurrence is shown; what list_events keeps (cache.cpp) against a server that syncs
+// in rounds, changes, forgets its tokens, or holds more than is kept; and lib/proxy's
+// loopback_exempt, which sion-calendar's requests ask for.
 #include "cmd/sion-calendar/server.hpp"
 #include "lib/proxy.hpp"
+#include "tests/unit/http_test_server.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <map>
+#include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace sion::calendar_cmd {
 namespace {
@@ -196,6 +203,167 @@ TEST(CalendarServer, OccurrenceLines) {
     day.local_end = "2026-12-26";
     EXPECT_EQ(occurrence_line(day, "Home"), "2026-12-24 to 2026-12-26 all day: (no title); uid d; "
                                             "calendar Home");
+}
+
+// A CalDAV server of one calendar, /cal/, whose sync-collection REPORT answers what `syncs` holds
+// for the token sent (403 DAV:valid-sync-token for a token it does not hold), and whose
+// calendar-query REPORT answers `query`. `asked` lists the REPORTs: "sync TOKEN" or "query".
+struct SyncingDav {
+    std::mutex lock;
+    std::map<std::string, std::string> syncs;
+    std::string query;
+    std::vector<std::string> asked;
+
+    std::vector<std::string> take_asked() {
+        std::lock_guard<std::mutex> hold(lock);
+        return std::exchange(asked, {});
+    }
+
+    void answer(const test::Received& r, int fd) {
+        auto reply = [fd](int status, const std::string& body) {
+            test::TestServer::send_text(fd, "HTTP/1.1 " + std::to_string(status)
+                                                + " X\r\nContent-Type: application/xml\r\n"
+                                                  "Connection: close\r\nContent-Length: "
+                                                + std::to_string(body.size()) + "\r\n\r\n" + body);
+        };
+        if (r.head.rfind("PROPFIND ", 0) == 0) {
+            reply(207, ms("<d:response><d:href>/cal/</d:href><d:propstat><d:prop><d:resourcetype>"
+                          "<d:collection/><c:calendar/></d:resourcetype><d:displayname>Cal"
+                          "</d:displayname></d:prop><d:status>HTTP/1.1 200 OK</d:status>"
+                          "</d:propstat></d:response>"));
+            return;
+        }
+        std::lock_guard<std::mutex> hold(lock);
+        size_t open = r.body.find("<d:sync-token>");
+        if (open == std::string::npos) {
+            asked.push_back("query");
+            reply(207, query);
+            return;
+        }
+        open += 14;
+        std::string token = r.body.substr(open, r.body.find("</d:sync-token>") - open);
+        asked.push_back("sync " + token);
+        auto found = syncs.find(token);
+        if (found == syncs.end())
+            reply(403, R"(<?xml version="1.0"?><d:error xmlns:d="DAV:"><d:valid-sync-token/></d:error>)");
+        else
+            reply(207, found->second);
+    }
+
+    static std::string ms(const std::string& inside) {
+        return R"(<?xml version="1.0"?><d:multistatus xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav">)"
+               + inside + "</d:multistatus>";
+    }
+    static std::string object(const std::string& name, const std::string& start,
+                              const std::string& summary) {
+        return "<d:response><d:href>/cal/" + name + ".ics</d:href><d:propstat><d:prop><d:getetag>\""
+               + summary + "\"</d:getetag><c:calendar-data>BEGIN:VCALENDAR\r\nVERSION:2.0\r\n"
+                           "BEGIN:VEVENT\r\nUID:" + name + "\r\nDTSTART:" + start
+               + "\r\nSUMMARY:" + summary
+               + "\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n</c:calendar-data></d:prop>"
+                 "<d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>";
+    }
+    static std::string gone(const std::string& name) {
+        return "<d:response><d:href>/cal/" + name + ".ics</d:href><d:status>HTTP/1.1 404 Not Found"
+               "</d:status></d:response>";
+    }
+};
+
+// The summaries of the events `objects` hold within `range`, sorted.
+std::vector<std::string> summaries(const std::vector<Resource>& objects, Range range) {
+    std::vector<std::string> out;
+    for (const Resource& r : objects) {
+        std::vector<Occurrence> o;
+        EXPECT_TRUE(expand(r.data, range, o));
+        for (const Occurrence& x : o)
+            out.push_back(x.summary);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+class CalendarCache : public ::testing::Test {
+protected:
+    void SetUp() override {
+        for (const char* name : {"http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"})
+            ::unsetenv(name); // the fake server is on this host's loopback
+    }
+    SyncingDav fake;
+    test::TestServer server{[this](const test::Received& r, int fd, const test::TestServer&) {
+        fake.answer(r, fd);
+    }};
+    Dav dav{Settings{server.url("/cal/"), "u", "p", ""}};
+    const Range july{1782864000, 1785542400}; // 2026-07
+};
+
+TEST_F(CalendarCache, RoundsChangesAndAForgottenToken) {
+    using V = std::vector<std::string>;
+    fake.syncs[""] = SyncingDav::ms(SyncingDav::object("a", "20260710T100000Z", "A")
+                                    + "<d:response><d:href>/cal/</d:href><d:status>HTTP/1.1 507 "
+                                      "Insufficient Storage</d:status></d:response>"
+                                      "<d:sync-token>p1</d:sync-token>");
+    fake.syncs["p1"] = SyncingDav::ms(SyncingDav::object("b", "20260711T100000Z", "B")
+                                      + "<d:sync-token>t2</d:sync-token>");
+    fake.syncs["t2"] = SyncingDav::ms(SyncingDav::gone("a")
+                                      + SyncingDav::object("b", "20260712T100000Z", "B2")
+                                      + "<d:sync-token>t3</d:sync-token>");
+    fake.syncs["t3"] = SyncingDav::ms("<d:sync-token>t3</d:sync-token>");
+    auto calendars = dav.calendars();
+    ASSERT_TRUE(calendars) << calendars.error().message();
+    const CalendarInfo& cal = calendars->front();
+    EventCache cache;
+    auto first = cache.events_in(dav, cal, july);
+    ASSERT_TRUE(first) << first.error().message();
+    EXPECT_EQ(summaries(*first, july), (V{"A", "B"}));
+    EXPECT_EQ(fake.take_asked(), (V{"sync ", "sync p1"})); // cut short: asked on at once
+    EXPECT_TRUE(cache.keeps(cal));
+    auto second = cache.events_in(dav, cal, july);
+    ASSERT_TRUE(second);
+    EXPECT_EQ(summaries(*second, july), (V{"B2"})); // A removed, B changed
+    EXPECT_EQ(fake.take_asked(), (V{"sync t2"}));
+    // A range none of the kept objects can reach: none is given to be expanded.
+    auto later = cache.events_in(dav, cal, Range{1893456000, 1894060800}); // 2030-01
+    ASSERT_TRUE(later);
+    EXPECT_TRUE(later->empty());
+    EXPECT_EQ(fake.take_asked(), (V{"sync t3"}));
+    // The server forgets t3: what was kept is dropped and fetched whole again.
+    fake.syncs.erase("t3");
+    auto again = cache.events_in(dav, cal, july);
+    ASSERT_TRUE(again);
+    EXPECT_EQ(summaries(*again, july), (V{"A", "B"}));
+    EXPECT_EQ(fake.take_asked(), (V{"sync t3", "sync ", "sync p1"}));
+}
+
+TEST_F(CalendarCache, TooLargeToKeepOrNoSyncIsTheQueryOfTheRange) {
+    using V = std::vector<std::string>;
+    fake.syncs[""] = SyncingDav::ms(SyncingDav::object("a", "20260710T100000Z", "A")
+                                    + SyncingDav::object("b", "20260711T100000Z", "B")
+                                    + "<d:sync-token>t1</d:sync-token>");
+    fake.query = SyncingDav::ms(SyncingDav::object("q", "20260712T100000Z", "Q"));
+    auto calendars = dav.calendars();
+    ASSERT_TRUE(calendars) << calendars.error().message();
+    const CalendarInfo& cal = calendars->front();
+    EventCache small(CacheLimits{1, size_t{1} << 20});
+    for (int call = 0; call < 2; ++call) {
+        auto got = small.events_in(dav, cal, july);
+        ASSERT_TRUE(got) << got.error().message();
+        EXPECT_EQ(summaries(*got, july), (V{"Q"}));
+        EXPECT_FALSE(small.keeps(cal));
+    }
+    EXPECT_EQ(fake.take_asked(), (V{"sync ", "query", "query"})); // asked once whether it syncs
+    // By bytes too; and a server whose sync answer has no token is one without sync.
+    EventCache few_bytes(CacheLimits{100, 10});
+    auto got = few_bytes.events_in(dav, cal, july);
+    ASSERT_TRUE(got);
+    EXPECT_EQ(summaries(*got, july), (V{"Q"}));
+    fake.take_asked();
+    fake.syncs[""] = SyncingDav::ms(SyncingDav::object("a", "20260710T100000Z", "A"));
+    EventCache cache;
+    got = cache.events_in(dav, cal, july);
+    ASSERT_TRUE(got);
+    EXPECT_EQ(summaries(*got, july), (V{"Q"}));
+    EXPECT_FALSE(cache.keeps(cal));
+    EXPECT_EQ(fake.take_asked(), (V{"sync ", "query"}));
 }
 
 TEST(CalendarServer, LoopbackGoesThroughTheProxyUnlessNoProxyNamesIt) {
