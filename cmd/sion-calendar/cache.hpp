@@ -23,7 +23,7 @@
 namespace sion::calendar_cmd {
 
 struct CacheLimits {
-    size_t objects = 20000;         // objects kept of one calendar, at most
+    size_t objects = 20000;          // objects kept of one calendar, at most
     size_t bytes = size_t{64} << 20; // bytes of iCalendar kept of one calendar, at most
 };
 
@@ -44,18 +44,20 @@ private:
         bool readable = false;
         Range span;
     };
+
     struct Kept {
         std::string token;
         std::map<std::string, Object> objects; // by href_path
         size_t bytes = 0;
     };
+
     // Applies `changes`; false when the calendar grew beyond what is kept.
     [[nodiscard]] bool apply(Kept& kept, SyncChanges& changes) const;
     [[nodiscard]] Result<bool> bring_up_to_date(Dav& dav, const CalendarInfo& calendar, Kept& kept);
 
     CacheLimits m_limits;
-    std::map<std::string, Kept> m_kept;    // by the calendar's href
-    std::set<std::string> m_not_kept;      // calendars asked for with a query at every call
+    std::map<std::string, Kept> m_kept; // by the calendar's href
+    std::set<std::string> m_not_kept;   // calendars asked for with a query at every call
 };
 
 } // namespace sion::calendar_cmd

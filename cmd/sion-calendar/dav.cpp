@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <set>
 
 namespace sion::calendar_cmd {
 
@@ -248,6 +249,7 @@ Result<SyncChanges> read_sync(std::string_view body, std::string_view collection
     if (!root.is(k_dav, "multistatus"))
         return make_error(Exit::data, "its answer is not a WebDAV multistatus");
     SyncChanges out;
+    std::set<std::string> told;
     std::string collection = href_path(collection_href);
     while (collection.size() > 1 && collection.back() == '/')
         collection.pop_back();
@@ -268,6 +270,10 @@ Result<SyncChanges> read_sync(std::string_view body, std::string_view collection
             out.truncated = out.truncated || r.status == 507;
             continue;
         }
+        // Removed and changed are applied apart: a member told of twice has no one meaning.
+        if (!told.insert(path).second)
+            return make_error(Exit::data, "its sync-collection answer tells of '%s' twice",
+                              one_line(r.href.substr(0, 200)).c_str());
         if (r.status == 404) {
             out.gone.push_back(r.href);
             continue;

@@ -85,8 +85,8 @@ struct SyncChanges {
 };
 
 // The sync-collection answer `body` for the collection `collection_href`. Exit::data when it is no
-// multistatus, names no sync-token, or tells of a member neither removed (404) nor given with its
-// calendar-data: an answer that cannot be applied whole is not applied at all.
+// multistatus, names no sync-token, tells of a member twice, or of one neither removed (404) nor
+// given with its calendar-data: an answer that cannot be applied whole is not applied at all.
 [[nodiscard]] Result<SyncChanges> read_sync(std::string_view body, std::string_view collection_href);
 
 // An href as a key: its path, percent-decoded, without scheme and host.

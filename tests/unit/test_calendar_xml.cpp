@@ -234,6 +234,12 @@ TEST(CalendarXml, SyncCollectionThatCannotBeAppliedWholeIsRefused) {
          "its sync-collection answer gives '/a/x.ics' without its calendar-data"},
         {R"(<d:multistatus xmlns:d="DAV:"><d:response><d:status>HTTP/1.1 404 Not Found</d:status></d:response><d:sync-token>t</d:sync-token></d:multistatus>)",
          "a response of its sync-collection answer has no href"},
+        // Changed, then removed (its href spelled otherwise): which holds is not known.
+        {R"(<d:multistatus xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav"><d:response><d:href>/a/x%2Ey.ics</d:href>)"
+         R"(<d:propstat><d:prop><c:calendar-data>x</c:calendar-data></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat>)"
+         R"(</d:response><d:response><d:href>/a/x.y.ics</d:href><d:status>HTTP/1.1 404 Not Found</d:status></d:response>)"
+         R"(<d:sync-token>t</d:sync-token></d:multistatus>)",
+         "its sync-collection answer tells of '/a/x.y.ics' twice"},
         {R"(<html><body>It works!</body></html>)", "its answer is not a WebDAV multistatus"},
         {R"(<?xml version="1.0"?><!DOCTYPE d [<!ENTITY x SYSTEM "file:///etc/passwd">]><d:multistatus xmlns:d="DAV:"><d:sync-token>&x;</d:sync-token></d:multistatus>)",
          "its XML has a DTD (<!DOCTYPE>): entities are not expanded"},
