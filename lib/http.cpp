@@ -255,7 +255,7 @@ void set_request(Options& o, const HttpRequest& request, const CurlHeaderList& h
 Result<std::string> proxy_of(const HttpRequest& request) {
     if (!request.proxy.empty() || !request.environment_proxy)
         return request.proxy;
-    return environment_proxy(request.url);
+    return environment_proxy(request.url, process_environment, !request.proxy_loopback);
 }
 
 bool all_loopback(const Destination& where) {

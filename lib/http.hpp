@@ -89,6 +89,10 @@ struct HttpRequest {
     // (lib/proxy.hpp; a malformed one is the request's Exit::config). Messages never show the
     // proxy's user info.
     bool environment_proxy = false;
+    // With environment_proxy: a loopback address other than localhost's name goes through the
+    // proxy too unless no_proxy names it (lib/proxy.hpp, loopback_exempt false), for a program in
+    // a sandbox whose loopback is not the host's.
+    bool proxy_loopback = false;
     // Called once the final response's status line and headers are in, before any of its body;
     // returning false ends the transfer (Exit::data).
     std::function<bool(const HttpResponse& head)> on_headers;

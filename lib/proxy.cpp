@@ -148,10 +148,12 @@ bool no_proxy_exempts(std::string_view list, std::string_view host) {
     return false;
 }
 
-Result<std::string> environment_proxy(std::string_view url, const Environment& env) {
+Result<std::string> environment_proxy(std::string_view url, const Environment& env,
+                                      bool loopback_exempt) {
     SION_TRY(Destination where, split_url(url));
     auto number = parse_address(where.host);
-    if (is_localhost(ascii_lower(where.host)) || (number && number->kind == AddressKind::loopback))
+    if (is_localhost(ascii_lower(where.host))
+        || (loopback_exempt && number && number->kind == AddressKind::loopback))
         return std::string();
     if (auto exempt = first_set({"no_proxy", "NO_PROXY"}, env);
         exempt && no_proxy_exempts(exempt->second, where.host))

@@ -33,8 +33,12 @@ using Environment = std::function<std::optional<std::string>(const char* name)>;
 
 // The proxy `env` names for `url` (see above), with its scheme and port written out
 // ("http://proxy.example:1080"); "" for none. Exit::data for a URL that is not http or https.
+// With `loopback_exempt` false, a loopback address (127.0.0.3) is exempt only as no_proxy says,
+// as curl takes it: a program in a sandbox, whose loopback is its own, reaches the host's
+// through the proxy (names of this machine, localhost, stay exempt).
 [[nodiscard]] Result<std::string> environment_proxy(std::string_view url,
-                                                    const Environment& env = process_environment);
+                                                    const Environment& env = process_environment,
+                                                    bool loopback_exempt = true);
 
 // Whether the value of no_proxy, `list`, exempts `host` (as split_url() gives it: an IPv6 address
 // without brackets).
