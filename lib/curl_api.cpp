@@ -84,4 +84,11 @@ const CurlApi& curl() {
     return g_table;
 }
 
+Status CurlOptions::status() const {
+    if (m_result != CURLE_OK)
+        return make_error(Exit::software, "cannot set curl option: %s",
+                          curl().easy_strerror(m_result));
+    return {};
+}
+
 } // namespace sion

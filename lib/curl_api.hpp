@@ -57,6 +57,25 @@ struct CurlApi {
 // The table once curl_api() has succeeded, as it has for anyone holding a curl handle.
 [[nodiscard]] const CurlApi& curl();
 
+// Sets a handle's options in order and remembers the first that fails: status() says which went
+// wrong, Exit::software ("cannot set curl option: …").
+class CurlOptions {
+public:
+    explicit CurlOptions(CURL* handle) : m_handle(handle) {}
+
+    template <class T>
+    void set(CURLoption option, T value) {
+        if (m_result == CURLE_OK)
+            m_result = curl().easy_setopt(m_handle, option, value);
+    }
+
+    [[nodiscard]] Status status() const;
+
+private:
+    CURL* m_handle;
+    CURLcode m_result = CURLE_OK;
+};
+
 // Loads `file` into a new table, without curl_global_init: what curl_api() does once, for tests
 // that name a library that is not there.
 [[nodiscard]] Result<CurlApi> load_curl_api(const char* file);

@@ -172,29 +172,6 @@ size_t on_write(char* data, size_t size, size_t count, void* user) noexcept {
     }
 }
 
-// Sets options in order and remembers the first that fails.
-class Options {
-public:
-    explicit Options(CURL* handle) : m_handle(handle) {}
-
-    template <class T>
-    void set(CURLoption option, T value) {
-        if (m_result == CURLE_OK)
-            m_result = curl().easy_setopt(m_handle, option, value);
-    }
-
-    [[nodiscard]] Status status() const {
-        if (m_result != CURLE_OK)
-            return make_error(Exit::software, "cannot set curl option: %s",
-                              curl().easy_strerror(m_result));
-        return {};
-    }
-
-private:
-    CURL* m_handle;
-    CURLcode m_result = CURLE_OK;
-};
-
 // The CA bundle SSL_CERT_FILE names (a private CA, a proxy that inspects TLS) when the request or
 // its proxy speaks TLS; "" for curl's own, the system's.
 Result<std::string> ca_bundle_for(std::string_view url, std::string_view proxy) {
@@ -212,7 +189,7 @@ Result<std::string> ca_bundle_for(std::string_view url, std::string_view proxy) 
     return std::string(file);
 }
 
-void set_safety(Options& o, const std::string& ca_bundle, const std::string& proxy) {
+void set_safety(CurlOptions& o, const std::string& ca_bundle, const std::string& proxy) {
     o.set(CURLOPT_NOSIGNAL, 1L);
     o.set(CURLOPT_PROTOCOLS_STR, "http,https");
     o.set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
@@ -231,7 +208,7 @@ void set_safety(Options& o, const std::string& ca_bundle, const std::string& pro
     o.set(CURLOPT_TCP_KEEPALIVE, 1L);
 }
 
-void set_request(Options& o, const HttpRequest& request, const CurlHeaderList& headers) {
+void set_request(CurlOptions& o, const HttpRequest& request, const CurlHeaderList& headers) {
     o.set(CURLOPT_URL, request.url.c_str());
     o.set(CURLOPT_HTTPHEADER, headers.get());
     o.set(CURLOPT_TIMEOUT_MS, static_cast<long>(request.timeout.count()));
@@ -301,7 +278,7 @@ curl_socket_t on_open_socket(void* user, curlsocktype purpose, curl_sockaddr* ad
     return ::socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
 }
 
-void set_callbacks(Options& o, HttpTransfer& transfer, char* error_buffer) {
+void set_callbacks(CurlOptions& o, HttpTransfer& transfer, char* error_buffer) {
     o.set(CURLOPT_ERRORBUFFER, error_buffer);
     o.set(CURLOPT_HEADERFUNCTION, on_header);
     o.set(CURLOPT_HEADERDATA, &transfer);
@@ -368,7 +345,7 @@ Status HttpTransfer::configure(CURL* easy) {
     SION_TRY(std::string proxy, proxy_of(m_request));
     SION_TRY(std::string ca_bundle, ca_bundle_for(m_request.url, proxy));
     SION_CHECK(pin_reach(m_request, proxy, m_pins, m_checked));
-    Options options(easy);
+    CurlOptions options(easy);
     set_safety(options, ca_bundle, proxy);
     if (m_pins.get() != nullptr)
         options.set(CURLOPT_RESOLVE, m_pins.get());

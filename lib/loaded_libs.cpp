@@ -6,6 +6,7 @@
 
 #include "lib/dl.hpp"
 
+#include <climits>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -106,6 +107,67 @@ std::string xml_attribute(const xmlNode* node, std::string_view name, bool any_c
         return out;
     }
     return {};
+}
+
+namespace {
+
+// The parse under way on this thread, for the SAX callbacks that refuse a DTD.
+struct DtdGuard {
+    const XmlApi* xml = nullptr;
+    bool dtd = false;
+};
+
+thread_local DtdGuard* t_guard = nullptr;
+
+void stop_at_dtd(void* ctx) noexcept {
+    if (t_guard == nullptr)
+        return;
+    t_guard->dtd = true;
+    t_guard->xml->stop_parser(static_cast<xmlParserCtxtPtr>(ctx));
+}
+
+// <!DOCTYPE …>: called before the internal subset's first declaration is read.
+void internal_subset(void* ctx, const xmlChar*, const xmlChar*, const xmlChar*) noexcept {
+    stop_at_dtd(ctx);
+}
+
+// An entity's declaration, should one be reached at all.
+void entity_decl(void* ctx, const xmlChar*, int, const xmlChar*, const xmlChar*,
+                 xmlChar*) noexcept {
+    stop_at_dtd(ctx);
+}
+
+// libxml2's messages that no parse option silences ("encoding error : input conversion failed"):
+// nothing here prints, a failed parse says why in its own line.
+void quiet(void*, const char*, ...) noexcept {}
+
+} // namespace
+
+Result<XmlDocument> read_xml_without_dtd(std::string_view bytes, const char* name) {
+    SION_TRY(const XmlApi* xml, xml_api());
+    if (bytes.size() > INT_MAX)
+        return make_error(Exit::data, "its XML is too large to read");
+    std::unique_ptr<xmlParserCtxt, void (*)(xmlParserCtxtPtr)> ctxt(xml->new_parser_ctxt(),
+                                                                    xml->free_parser_ctxt);
+    if (!ctxt || ctxt->sax == nullptr)
+        return make_error(Exit::os, "cannot read its XML: out of memory");
+    ctxt->sax->internalSubset = internal_subset;
+    ctxt->sax->entityDecl = entity_decl;
+    DtdGuard guard{xml, false};
+    t_guard = &guard;
+    xml->set_generic_error_func(nullptr, quiet); // this thread's, as libxml2 keeps it
+    // No XML_PARSE_NOENT (entities are never substituted), no XML_PARSE_DTDLOAD or DTDATTR (no
+    // DTD is loaded), no XML_PARSE_HUGE (libxml2's own bounds on depth and text hold), no network.
+    int options = XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING | XML_PARSE_NOCDATA;
+    xmlDocPtr parsed = xml->ctxt_read_memory(ctxt.get(), bytes.data(),
+                                             static_cast<int>(bytes.size()), name, nullptr, options);
+    t_guard = nullptr;
+    XmlDocument doc(parsed, xml->free_doc);
+    if (guard.dtd)
+        return make_error(Exit::data, "its XML has a DTD (<!DOCTYPE>): entities are not expanded");
+    if (!doc)
+        return make_error(Exit::data, "its XML is not well-formed");
+    return doc;
 }
 
 Result<const XmlApi*> xml_api() {

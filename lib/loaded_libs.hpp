@@ -19,6 +19,7 @@
 #include <archive_entry.h>
 
 #include <histedit.h>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <libxml/HTMLparser.h>
@@ -75,6 +76,15 @@ struct EditApi {
 // name, in any case when `any_case` (HTML's), else exactly (XML's); "" when there is none.
 [[nodiscard]] std::string_view xml_name(const xmlNode* node);
 [[nodiscard]] std::string xml_attribute(const xmlNode* node, std::string_view name, bool any_case);
+
+// An XML document as others write it (an office document's part, a WebDAV answer), read with no
+// DTD: one is refused, so that no entity is ever expanded ("its XML has a DTD (<!DOCTYPE>):
+// entities are not expanded"), nothing is fetched, libxml2's own bounds on depth and text hold
+// (no XML_PARSE_HUGE) and libxml2 prints nothing. Exit::data for a DTD or a document that is not
+// well-formed or is over 2 GiB, Exit::os when memory runs out, xml_api()'s. `name` is the
+// document's for libxml2 ("part.xml").
+using XmlDocument = std::unique_ptr<xmlDoc, void (*)(xmlDocPtr)>;
+[[nodiscard]] Result<XmlDocument> read_xml_without_dtd(std::string_view bytes, const char* name);
 [[nodiscard]] Result<const EditApi*> edit_api();
 [[nodiscard]] Result<const ArchiveApi*> archive_api();
 

@@ -70,27 +70,6 @@ const char* getenv_nonempty(const char* name) {
     return v != nullptr && *v != '\0' ? v : nullptr;
 }
 
-class Setup {
-public:
-    explicit Setup(CURL* handle) : m_handle(handle) {}
-
-    template <class T>
-    void set(CURLoption option, T value) {
-        if (m_result == CURLE_OK)
-            m_result = curl().easy_setopt(m_handle, option, value);
-    }
-
-    [[nodiscard]] Status status() const {
-        if (m_result != CURLE_OK)
-            return make_error(Exit::software, "cannot set curl option: %s",
-                              curl().easy_strerror(m_result));
-        return {};
-    }
-
-private:
-    CURL* m_handle;
-    CURLcode m_result = CURLE_OK;
-};
 
 std::string host_of(std::string_view url) {
     std::string rest(url.substr(std::min(url.size(), url.find("://") + 3)));
@@ -111,7 +90,7 @@ std::string host_of(std::string_view url) {
 }
 
 // The options every transfer has: the URL, who logs in, TLS, time limits, the proxy.
-Status set_common(CURL* h, Setup& o, const Account& account, const std::string& url,
+Status set_common(CURL* h, CurlOptions& o, const Account& account, const std::string& url,
                   const Limits& limits, char* errors, const char* protocols) {
     (void)h;
     o.set(CURLOPT_NOSIGNAL, 1L);
@@ -270,7 +249,7 @@ Result<Imap> Imap::open(Account account, Limits limits) {
 Result<std::string> Imap::command(std::string_view mailbox, std::string_view request) {
     auto* h = static_cast<CURL*>(m_easy.get());
     curl().easy_reset(h);
-    Setup o(h);
+    CurlOptions o(h);
     char errors[CURL_ERROR_SIZE] = "";
     Gathered g;
     g.max = m_limits.response_max;
@@ -292,7 +271,7 @@ Result<std::string> Imap::command(std::string_view mailbox, std::string_view req
 Result<std::string> Imap::fetch(std::string_view mailbox, uint32_t uid, size_t max) {
     auto* h = static_cast<CURL*>(m_easy.get());
     curl().easy_reset(h);
-    Setup o(h);
+    CurlOptions o(h);
     char errors[CURL_ERROR_SIZE] = "";
     Gathered g;
     g.max = m_limits.response_max;
@@ -316,7 +295,7 @@ Result<std::string> Imap::fetch(std::string_view mailbox, uint32_t uid, size_t m
 Result<std::string> Imap::append(std::string_view mailbox, std::string_view message) {
     auto* h = static_cast<CURL*>(m_easy.get());
     curl().easy_reset(h);
-    Setup o(h);
+    CurlOptions o(h);
     char errors[CURL_ERROR_SIZE] = "";
     Gathered g;
     g.max = m_limits.response_max;
@@ -341,7 +320,7 @@ Status smtp_send(const Account& account, std::string_view from,
                  Limits limits) {
     SION_TRY(CurlEasy easy, CurlEasy::make());
     auto* h = static_cast<CURL*>(easy.get());
-    Setup o(h);
+    CurlOptions o(h);
     char errors[CURL_ERROR_SIZE] = "";
     Gathered g;
     g.max = limits.response_max;

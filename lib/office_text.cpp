@@ -23,36 +23,6 @@ namespace {
 
 constexpr int k_max_depth = 256;
 
-// The parse under way on this thread, for the SAX callbacks that refuse a DTD.
-struct Parse {
-    const XmlApi* xml = nullptr;
-    bool dtd = false;
-};
-
-thread_local Parse* t_parse = nullptr;
-
-void stop_at_dtd(void* ctx) noexcept {
-    if (t_parse == nullptr)
-        return;
-    t_parse->dtd = true;
-    t_parse->xml->stop_parser(static_cast<xmlParserCtxtPtr>(ctx));
-}
-
-// <!DOCTYPE …>: called before the internal subset's first declaration is read.
-void internal_subset(void* ctx, const xmlChar*, const xmlChar*, const xmlChar*) noexcept {
-    stop_at_dtd(ctx);
-}
-
-// An entity's declaration, should one be reached at all.
-void entity_decl(void* ctx, const xmlChar*, int, const xmlChar*, const xmlChar*,
-                 xmlChar*) noexcept {
-    stop_at_dtd(ctx);
-}
-
-// libxml2's messages that no parse option silences ("encoding error : input conversion failed"):
-// nothing here prints, a failed parse says why in its own line.
-void quiet(void*, const char*, ...) noexcept {}
-
 void texts_of(const xmlNode* n, std::string& out, int depth) {
     if (depth > k_max_depth)
         return;
@@ -253,31 +223,7 @@ std::string tidy(std::string_view text) {
 } // namespace
 
 Result<std::string> xml_part_text(std::string_view xml_bytes, Kind kind) {
-    SION_TRY(const XmlApi* xml, xml_api());
-    if (xml_bytes.size() > INT_MAX)
-        return make_error(Exit::data, "its XML is too large to read");
-    std::unique_ptr<xmlParserCtxt, void (*)(xmlParserCtxtPtr)> ctxt(xml->new_parser_ctxt(),
-                                                                    xml->free_parser_ctxt);
-    if (!ctxt || ctxt->sax == nullptr)
-        return make_error(Exit::os, "cannot read it: out of memory");
-    ctxt->sax->internalSubset = internal_subset;
-    ctxt->sax->entityDecl = entity_decl;
-    Parse parse{xml, false};
-    t_parse = &parse;
-    xml->set_generic_error_func(nullptr, quiet); // this thread's, as libxml2 keeps it
-    // No XML_PARSE_NOENT (entities are never substituted), no XML_PARSE_DTDLOAD or DTDATTR (no
-    // DTD is loaded), no XML_PARSE_HUGE (libxml2's own bounds on depth and text hold), no network.
-    int options = XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING | XML_PARSE_NOCDATA;
-    xmlDocPtr parsed =
-        xml->ctxt_read_memory(ctxt.get(), xml_bytes.data(), static_cast<int>(xml_bytes.size()),
-                              "part.xml", nullptr, options);
-    t_parse = nullptr;
-    std::unique_ptr<xmlDoc, void (*)(xmlDocPtr)> doc(parsed, xml->free_doc);
-    if (parse.dtd)
-        return make_error(Exit::data, "its XML has a DTD (<!DOCTYPE>), which no document of its "
-                                      "kind has: entities are not expanded");
-    if (!doc)
-        return make_error(Exit::data, "its XML is not well-formed");
+    SION_TRY(XmlDocument doc, read_xml_without_dtd(xml_bytes, "part.xml"));
     std::string out;
     if (kind == Kind::odt)
         odf(doc->children, out, 0, false);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// XML read into XmlElement trees through libxml2, refusing DTDs as lib/office_text does.
+// XML read into XmlElement trees through libxml2, with no DTD (read_xml_without_dtd()).
 #include "lib/xml_tree.hpp"
 
 #include "lib/loaded_libs.hpp"
@@ -10,31 +10,6 @@
 namespace sion {
 
 namespace {
-
-struct Parse {
-    const XmlApi* xml = nullptr;
-    bool dtd = false;
-};
-
-thread_local Parse* t_parse = nullptr;
-
-void stop_at_dtd(void* ctx) noexcept {
-    if (t_parse == nullptr)
-        return;
-    t_parse->dtd = true;
-    t_parse->xml->stop_parser(static_cast<xmlParserCtxtPtr>(ctx));
-}
-
-void internal_subset(void* ctx, const xmlChar*, const xmlChar*, const xmlChar*) noexcept {
-    stop_at_dtd(ctx);
-}
-
-void entity_decl(void* ctx, const xmlChar*, int, const xmlChar*, const xmlChar*,
-                 xmlChar*) noexcept {
-    stop_at_dtd(ctx);
-}
-
-void quiet(void*, const char*, ...) noexcept {}
 
 struct Copy {
     const XmlLimits& limits;
@@ -87,27 +62,7 @@ std::string_view XmlElement::attribute(std::string_view local) const {
 Result<XmlElement> parse_xml_tree(std::string_view bytes, const XmlLimits& limits) {
     if (bytes.size() > limits.max_bytes || bytes.size() > INT_MAX)
         return make_error(Exit::data, "its XML is larger than %zu bytes", limits.max_bytes);
-    SION_TRY(const XmlApi* xml, xml_api());
-    std::unique_ptr<xmlParserCtxt, void (*)(xmlParserCtxtPtr)> ctxt(xml->new_parser_ctxt(),
-                                                                    xml->free_parser_ctxt);
-    if (!ctxt || ctxt->sax == nullptr)
-        return make_error(Exit::os, "cannot read its XML: out of memory");
-    ctxt->sax->internalSubset = internal_subset;
-    ctxt->sax->entityDecl = entity_decl;
-    Parse parse{xml, false};
-    t_parse = &parse;
-    xml->set_generic_error_func(nullptr, quiet);
-    // No XML_PARSE_NOENT (entities are never substituted), no DTD loaded, no XML_PARSE_HUGE, no
-    // network.
-    int options = XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING | XML_PARSE_NOCDATA;
-    xmlDocPtr parsed = xml->ctxt_read_memory(ctxt.get(), bytes.data(), static_cast<int>(bytes.size()),
-                                             "answer.xml", nullptr, options);
-    t_parse = nullptr;
-    std::unique_ptr<xmlDoc, void (*)(xmlDocPtr)> doc(parsed, xml->free_doc);
-    if (parse.dtd)
-        return make_error(Exit::data, "its XML has a DTD (<!DOCTYPE>): entities are not expanded");
-    if (!doc)
-        return make_error(Exit::data, "its XML is not well-formed");
+    SION_TRY(XmlDocument doc, read_xml_without_dtd(bytes, "answer.xml"));
     const xmlNode* root = doc->children;
     while (root != nullptr && root->type != XML_ELEMENT_NODE)
         root = root->next;
