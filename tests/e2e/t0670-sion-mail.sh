@@ -224,11 +224,22 @@ expect_grep "^CONNECT 127.0.0.2:$MAIL_SMTP_PORT HTTP/1.1\$" "$scratch/proxy.log"
 stop_job TERM "$proxy" 10
 
 # -- What goes wrong: each one line, and the next call works.
-coproc MAIL { sion-mail 2>"$scratch/coproc.err"; }
+# serve COMMAND...: sion-mail as a coprocess, its pid and descriptors kept before bash unsets
+# them (it does once the process has ended, which may be before `wait` is reached).
+serve() {
+    coproc MAIL { "$@" 2>"$scratch/coproc.err"; }
+    mail_pid=$MAIL_PID to_mail=${MAIL[1]} from_mail=${MAIL[0]}
+}
+# finish: closes its input and waits for it to end well.
+finish() {
+    exec {to_mail}>&-
+    wait "$mail_pid" && ok || fail "sion-mail ended badly"
+}
+serve sion-mail
 ask() { # ask REQUEST: one line to the running server, its answer's text in $scratch/out
-    printf '%s\n' "$1" >&"${MAIL[1]}"
+    printf '%s\n' "$1" >&"$to_mail"
     local line=""
-    IFS= read -r -t 60 line <&"${MAIL[0]}" || fail "no answer to $1"
+    IFS= read -r -t 60 line <&"$from_mail" || fail "no answer to $1"
     printf '%s\n' "$line" >"$scratch/out"
 }
 # A wrong password (the users' file changed under the server), then the right one again.
@@ -245,12 +256,11 @@ wait_until 30 logs_in && ok || fail "Dovecot never took the password back"
 ask "$(call 2 search_mail '{"from":"Müller"}')"
 expect_py 'a(2)["content"][0]["text"].startswith("1 message matches")'
 if grep -q -- "$password" "$scratch/coproc.err"; then fail "the password was shown"; else ok; fi
-exec {MAIL[1]}>&-
-wait "$MAIL_PID" && ok || fail "sion-mail ended badly"
+finish
 
 # A server down: nothing listens on the port; then a forwarder to Dovecot starts there.
 down=$(mail_peers_ports 1)
-coproc MAIL { MAIL_IMAP_URL="imap://127.0.0.2:$down" sion-mail 2>"$scratch/coproc.err"; }
+serve env MAIL_IMAP_URL="imap://127.0.0.2:$down" sion-mail
 ask "$(call 1 list_folders)"
 # (libcurl's words say how many milliseconds it tried: not compared)
 expect_py 'a(1)["isError"] is True and __import__("re").fullmatch(r"cannot list folders: cannot reach '"'"'imap://127\.0\.0\.2:'"$down"''"'"': Failed to connect to 127\.0\.0\.2 port '"$down"' after [0-9]+ ms: Couldn'"'"'t connect to server; is the server up, and MAIL_IMAP_URL right\?", a(1)["content"][0]["text"])' 
@@ -283,15 +293,14 @@ stop_job TERM "$forwarder" 10
 forward "$down"
 ask "$(call 3 search_mail '{"from":"Müller"}')"
 expect_py 'a(3)["content"][0]["text"].startswith("1 message matches")'
-exec {MAIL[1]}>&-
-wait "$MAIL_PID" && ok || fail "sion-mail ended badly"
+finish
 stop_job TERM "$forwarder" 10
 
 # OAuth 2.0: a token from MAIL_TOKEN_COMMAND (OAUTHBEARER to Dovecot, and to Postfix through it);
 # one the server refuses, then a good one: the command runs again for the next call.
 mail_peers_token "$peers" alice@example.org >"$scratch/good.token"
 echo not.a.token >"$scratch/token"
-coproc MAIL { env -u MAIL_PASSWORD MAIL_TOKEN_COMMAND="cat '$scratch/token'" sion-mail 2>"$scratch/coproc.err"; }
+serve env -u MAIL_PASSWORD MAIL_TOKEN_COMMAND="cat '$scratch/token'" sion-mail
 ask "$(call 1 list_folders)"
 expect_error_of "cannot list folders: 'imap://127.0.0.2:$MAIL_IMAP_PORT' refused the token of 'alice@example.org': Authentication failed; check what MAIL_TOKEN_COMMAND prints (and MAIL_USERNAME)" 1
 cp "$scratch/good.token" "$scratch/token"
@@ -299,8 +308,7 @@ ask "$(call 2 search_mail '{"from":"Müller"}')"
 expect_py 'a(2)["content"][0]["text"].startswith("1 message matches")'
 ask "$(call 3 send_mail '{"to":"bob@example.org","subject":"by token","text":"sent with a bearer token"}')"
 expect_py 'a(3)["content"][0]["text"].startswith("sent to bob@example.org as <") and a(3)["content"][0]["text"].endswith("; a copy is in '"'"'Sent'"'"'")'
-exec {MAIL[1]}>&-
-wait "$MAIL_PID" && ok || fail "sion-mail ended badly"
+finish
 expect_grep 'sasl_method=OAUTHBEARER, sasl_username=alice@example.org' "$peers/postfix/log"
 if grep -qF -- "$(cat "$scratch/good.token")" "$scratch/coproc.err" "$scratch/out"; then fail "the token was shown"; else ok; fi
 
