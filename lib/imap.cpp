@@ -13,15 +13,6 @@ namespace sion::imap {
 
 namespace {
 
-bool iequals(std::string_view a, std::string_view b) {
-    if (a.size() != b.size())
-        return false;
-    for (size_t i = 0; i < a.size(); ++i)
-        if (ascii_lower(a[i]) != ascii_lower(b[i]))
-            return false;
-    return true;
-}
-
 std::string upper(std::string_view s) {
     std::string out(s);
     for (char& c : out)
@@ -239,7 +230,7 @@ uint32_t next_code_point(std::string_view s, size_t& i) {
 } // namespace
 
 bool Item::is_atom(std::string_view word) const {
-    return kind == Kind::atom && iequals(text, word);
+    return kind == Kind::atom && ascii_iequals(text, word);
 }
 
 std::optional<uint64_t> Item::number() const {
@@ -280,7 +271,8 @@ std::string last_tagged(std::string_view raw) {
         size_t space = line.find(' ');
         if (space != std::string_view::npos && space > 0 && line[0] != '*' && line[0] != '+') {
             std::string_view status = line.substr(space + 1, 3);
-            if (iequals(status, "OK ") || iequals(status, "NO ") || iequals(status, "BAD"))
+            if (ascii_iequals(status, "OK ") || ascii_iequals(status, "NO ")
+                || ascii_iequals(status, "BAD"))
                 last = std::string(line);
         }
         at = end + 1;
@@ -330,7 +322,7 @@ std::vector<Folder> folders(const std::vector<std::vector<Item>>& responses) {
             continue;
         Folder f;
         f.name = r[3].text;
-        if (r[3].kind == Item::Kind::atom && iequals(f.name, "INBOX"))
+        if (r[3].kind == Item::Kind::atom && ascii_iequals(f.name, "INBOX"))
             f.name = "INBOX";
         f.shown = decode_mailbox(f.name);
         for (const Item& flag : r[1].items) {
@@ -429,7 +421,7 @@ Uids search_uids(const std::vector<std::vector<Item>>& responses, size_t max) {
 
 bool Fetched::has_flag(std::string_view flag) const {
     return std::any_of(flags.begin(), flags.end(),
-                       [&](const std::string& f) { return iequals(f, flag); });
+                       [&](const std::string& f) { return ascii_iequals(f, flag); });
 }
 
 std::vector<Fetched> fetched(const std::vector<std::vector<Item>>& responses) {

@@ -30,26 +30,24 @@ struct Gathered {
     bool over = false;
 };
 
-size_t on_lines(char* data, size_t size, size_t n, void* user) noexcept {
-    auto* g = static_cast<Gathered*>(user);
-    size_t len = size * n;
-    if (g->lines.size() + len > g->max) {
+// Appends what curl hands over to `into`, or ends the transfer past g's bound.
+size_t gather(Gathered* g, std::string& into, const char* data, size_t len) {
+    if (into.size() + len > g->max) {
         g->over = true;
         return 0;
     }
-    g->lines.append(data, len);
+    into.append(data, len);
     return len;
+}
+
+size_t on_lines(char* data, size_t size, size_t n, void* user) noexcept {
+    auto* g = static_cast<Gathered*>(user);
+    return gather(g, g->lines, data, size * n);
 }
 
 size_t on_body(char* data, size_t size, size_t n, void* user) noexcept {
     auto* g = static_cast<Gathered*>(user);
-    size_t len = size * n;
-    if (g->body.size() + len > g->max) {
-        g->over = true;
-        return 0;
-    }
-    g->body.append(data, len);
-    return len;
+    return gather(g, g->body, data, size * n);
 }
 
 struct Upload {

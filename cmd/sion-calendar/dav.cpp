@@ -23,11 +23,7 @@ constexpr size_t k_token_bytes = size_t{64} << 10;
 constexpr std::chrono::milliseconds k_token_time{30000};
 
 std::string trim(std::string_view s) {
-    size_t a = s.find_first_not_of(" \t\r\n");
-    if (a == std::string_view::npos)
-        return {};
-    size_t b = s.find_last_not_of(" \t\r\n");
-    return std::string(s.substr(a, b - a + 1));
+    return std::string(trim_space(s));
 }
 
 Error not_set(const char* what) {
@@ -512,15 +508,8 @@ Result<std::vector<CalendarInfo>> Dav::calendars() {
     return out;
 }
 
-Result<std::vector<Resource>> Dav::events_in(const CalendarInfo& calendar, Range range) {
-    std::string body =
-        "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n"
-        "<c:calendar-query xmlns:d=\"DAV:\" xmlns:c=\"urn:ietf:params:xml:ns:caldav\">"
-        "<d:prop><d:getetag/><c:calendar-data/></d:prop>"
-        "<c:filter><c:comp-filter name=\"VCALENDAR\"><c:comp-filter name=\"VEVENT\">"
-        "<c:time-range start=\""
-        + utc_stamp(range.start) + "\" end=\"" + utc_stamp(range.end)
-        + "\"/></c:comp-filter></c:comp-filter></c:filter></c:calendar-query>\n";
+Result<std::vector<DavResponse>> Dav::query(const CalendarInfo& calendar,
+                                             const std::string& body) {
     SION_TRY(std::string url, absolute(calendar.href));
     SION_TRY(Sent sent, send("REPORT", url, "1", body));
     const HttpResponse& r = sent.response;
@@ -530,8 +519,21 @@ Result<std::vector<Resource>> Dav::events_in(const CalendarInfo& calendar, Range
     if (!responses)
         return make_error(Exit::data, "cannot read the answer to REPORT '%s': %s",
                           redact_url(url).c_str(), responses.error().message().c_str());
+    return responses;
+}
+
+Result<std::vector<Resource>> Dav::events_in(const CalendarInfo& calendar, Range range) {
+    std::string body =
+        "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n"
+        "<c:calendar-query xmlns:d=\"DAV:\" xmlns:c=\"urn:ietf:params:xml:ns:caldav\">"
+        "<d:prop><d:getetag/><c:calendar-data/></d:prop>"
+        "<c:filter><c:comp-filter name=\"VCALENDAR\"><c:comp-filter name=\"VEVENT\">"
+        "<c:time-range start=\""
+        + utc_stamp(range.start) + "\" end=\"" + utc_stamp(range.end)
+        + "\"/></c:comp-filter></c:comp-filter></c:filter></c:calendar-query>\n";
+    SION_TRY(std::vector<DavResponse> responses, query(calendar, body));
     std::vector<Resource> out;
-    for (DavResponse& d : *responses) {
+    for (DavResponse& d : responses) {
         const XmlElement* data = d.prop(k_caldav, "calendar-data");
         if (data == nullptr)
             continue;
@@ -580,16 +582,8 @@ Result<std::optional<Resource>> Dav::find_uid(const CalendarInfo& calendar, std:
         + xml_escape(uid)
         + "</c:text-match></c:prop-filter></c:comp-filter></c:comp-filter></c:filter>"
           "</c:calendar-query>\n";
-    SION_TRY(std::string url, absolute(calendar.href));
-    SION_TRY(Sent sent, send("REPORT", url, "1", body));
-    const HttpResponse& r = sent.response;
-    if (r.status != 207)
-        return refused(r, "REPORT", url);
-    auto responses = read_multistatus(r.body);
-    if (!responses)
-        return make_error(Exit::data, "cannot read the answer to REPORT '%s': %s",
-                          redact_url(url).c_str(), responses.error().message().c_str());
-    for (DavResponse& d : *responses) {
+    SION_TRY(std::vector<DavResponse> responses, query(calendar, body));
+    for (DavResponse& d : responses) {
         const XmlElement* data = d.prop(k_caldav, "calendar-data");
         const XmlElement* etag = d.prop(k_dav, "getetag");
         if (data == nullptr || etag == nullptr)

@@ -128,6 +128,10 @@ private:
                                     HttpHeaders headers = {});
     [[nodiscard]] Result<std::vector<DavResponse>> propfind(std::string url, const std::string& depth,
                                                             const std::string& body);
+    // A calendar-query REPORT of `body` on `calendar` (Depth 1): the responses of its
+    // multistatus, or why there are none.
+    [[nodiscard]] Result<std::vector<DavResponse>> query(const CalendarInfo& calendar,
+                                                         const std::string& body);
     [[nodiscard]] Result<std::string> home();
     [[nodiscard]] Result<std::string> authorization(bool fresh);
     [[nodiscard]] Result<std::string> absolute(std::string_view href) const;
